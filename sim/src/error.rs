@@ -1,0 +1,62 @@
+//! The sim crate's error type.
+
+/// Everything that can go wrong building or running a simulation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    #[error("sim: robot: {0}")]
+    Robot(#[from] robots::RobotError),
+    #[error("sim: task `{task}`: field `{field}`: {problem}")]
+    InvalidTask {
+        task: String,
+        field: String,
+        problem: String,
+    },
+    #[error("sim: config field `{field}`: {problem}")]
+    InvalidConfig { field: String, problem: String },
+    #[error("sim: unknown {what} `{name}` (known: {known})")]
+    Unknown {
+        what: &'static str,
+        name: String,
+        known: String,
+    },
+    #[error("sim: action for episode {episode} step {step}: {problem}")]
+    InvalidAction {
+        episode: usize,
+        step: usize,
+        problem: String,
+    },
+    #[error("sim: camera: {0}")]
+    Camera(String),
+    #[error("sim: {context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("sim: {context}: {source}")]
+    Json {
+        context: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+pub type Result<T, E = SimError> = std::result::Result<T, E>;
+
+impl SimError {
+    pub(crate) fn task(task: &str, field: impl Into<String>, problem: impl Into<String>) -> Self {
+        SimError::InvalidTask {
+            task: task.to_owned(),
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+
+    pub(crate) fn config(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        SimError::InvalidConfig {
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+}

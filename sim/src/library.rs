@@ -1,0 +1,232 @@
+//! The default task families: for each skill, parameter ranges and a seeded sampler that turns
+//! them into `TaskSpec` variants. The curriculum (skills crate) mutates these specs further.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::task::{
+    GoalSpec, ObjectKind, ObjectSpec, PoseSpec, SkillKind, TableSpec, TaskSpec, ToolKind, ZoneSpec,
+};
+
+/// A closed interval `[lo, hi]` sampled uniformly.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Range {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Range {
+    pub const fn new(lo: f64, hi: f64) -> Self {
+        Range { lo, hi }
+    }
+
+    pub fn sample(&self, rng: &mut impl Rng) -> f64 {
+        if self.hi > self.lo {
+            rng.gen_range(self.lo..=self.hi)
+        } else {
+            self.lo
+        }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        self.lo.is_finite() && self.hi.is_finite() && self.lo <= self.hi
+    }
+}
+
+/// Parameter ranges of a tabletop task family (positions in the world frame, robot base at
+/// the origin, table top at `table.top_z_m`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskRanges {
+    pub object_x_m: Range,
+    pub object_y_m: Range,
+    pub object_yaw_rad: Range,
+    pub cube_size_m: Range,
+    pub object_mass_kg: Range,
+    pub object_friction: Range,
+    /// Minimum distance between the object and the zone / support (m).
+    pub min_separation_m: f64,
+    pub zone_half_extent_m: Range,
+    pub lift_height_m: Range,
+    pub max_duration_s: f64,
+}
+
+impl Default for TaskRanges {
+    fn default() -> Self {
+        TaskRanges {
+            object_x_m: Range::new(0.38, 0.58),
+            object_y_m: Range::new(-0.18, 0.18),
+            object_yaw_rad: Range::new(-0.6, 0.6),
+            cube_size_m: Range::new(0.045, 0.055),
+            object_mass_kg: Range::new(0.08, 0.15),
+            object_friction: Range::new(0.7, 1.0),
+            min_separation_m: 0.14,
+            zone_half_extent_m: Range::new(0.04, 0.05),
+            lift_height_m: Range::new(0.08, 0.12),
+            max_duration_s: 10.0,
+        }
+    }
+}
+
+const CUBE_RGB: [u8; 3] = [200, 40, 40];
+const CUBE2_RGB: [u8; 3] = [40, 90, 200];
+const ZONE_RGB: [u8; 3] = [40, 180, 70];
+
+fn instruction(skill: SkillKind) -> &'static str {
+    match skill {
+        SkillKind::Reach => "move the gripper to the green target",
+        SkillKind::Push => "push the red cube into the green zone",
+        SkillKind::Grasp => "grasp the red cube",
+        SkillKind::Lift => "pick up the red cube and lift it",
+        SkillKind::Place => "put the red cube in the green zone",
+        SkillKind::Stack => "stack the red cube on the blue cube",
+        SkillKind::Flip => "flip the pancake in the pan",
+    }
+}
+
+/// Samples `(x, y)` in the ranges at least `min_sep` from every point in `avoid`.
+fn sample_xy(r: &TaskRanges, rng: &mut impl Rng, avoid: &[[f64; 2]], min_sep: f64) -> [f64; 2] {
+    let mut best = [r.object_x_m.sample(rng), r.object_y_m.sample(rng)];
+    let dist = |p: [f64; 2]| {
+        avoid
+            .iter()
+            .map(|a| ((p[0] - a[0]).powi(2) + (p[1] - a[1]).powi(2)).sqrt())
+            .fold(f64::INFINITY, f64::min)
+    };
+    for _ in 0..64 {
+        if dist(best) >= min_sep {
+            break;
+        }
+        let candidate = [r.object_x_m.sample(rng), r.object_y_m.sample(rng)];
+        if dist(candidate) > dist(best) {
+            best = candidate;
+        }
+    }
+    best
+}
+
+fn cube(name: &str, xy: [f64; 2], yaw: f64, size: f64, top_z: f64, rgb: [u8; 3]) -> ObjectSpec {
+    ObjectSpec {
+        name: name.to_owned(),
+        kind: ObjectKind::Cube {
+            size_m: [size; 3],
+        },
+        pose: PoseSpec {
+            xyz_m: [xy[0], xy[1], top_z + size / 2.0],
+            rpy_rad: [0.0, 0.0, yaw],
+        },
+        mass_kg: 0.1,
+        friction: 0.8,
+        rgb,
+        fixed: false,
+        fragile_force_n: None,
+    }
+}
+
+/// Samples a variant of the default task family of `skill`.
+pub fn sample_task(skill: SkillKind, ranges: &TaskRanges, rng: &mut impl Rng) -> TaskSpec {
+    let table = TableSpec::default();
+    let top = table.top_z_m;
+    let mut objects = Vec::new();
+    let mut zones = Vec::new();
+    let mut goal = GoalSpec {
+        object: Some("cube".into()),
+        zone: None,
+        support: None,
+        lift_height_m: ranges.lift_height_m.sample(rng),
+        reach_tolerance_m: 0.02,
+        hold_s: 0.2,
+    };
+    let mut tool = ToolKind::Gripper;
+    match skill {
+        SkillKind::Flip => {
+            tool = ToolKind::Spatula;
+            let pan_xy = [ranges.object_x_m.sample(rng), 0.5 * ranges.object_y_m.sample(rng)];
+            let pan_radius = 0.12;
+            objects.push(ObjectSpec {
+                name: "pan".into(),
+                kind: ObjectKind::Pan {
+                    radius_m: pan_radius,
+                    wall_height_m: 0.03,
+                    handle_length_m: 0.15,
+                },
+                pose: PoseSpec::at([pan_xy[0], pan_xy[1], top + 0.005]),
+                mass_kg: 1.2,
+                friction: 0.6,
+                rgb: [50, 50, 55],
+                fixed: true,
+                fragile_force_n: None,
+            });
+            let thickness = 0.012;
+            objects.push(ObjectSpec {
+                name: "pancake".into(),
+                kind: ObjectKind::Disc {
+                    radius_m: 0.05,
+                    thickness_m: thickness,
+                },
+                pose: PoseSpec {
+                    xyz_m: [pan_xy[0], pan_xy[1], top + 0.01 + thickness / 2.0 + 0.001],
+                    rpy_rad: [0.0, 0.0, ranges.object_yaw_rad.sample(rng)],
+                },
+                mass_kg: 0.05,
+                friction: 0.3,
+                rgb: [230, 190, 110],
+                fixed: false,
+                fragile_force_n: Some(40.0),
+            });
+            goal.object = Some("pancake".into());
+            goal.support = Some("pan".into());
+        }
+        _ => {
+            let xy = sample_xy(ranges, rng, &[], 0.0);
+            let mut c = cube(
+                "cube",
+                xy,
+                ranges.object_yaw_rad.sample(rng),
+                ranges.cube_size_m.sample(rng),
+                top,
+                CUBE_RGB,
+            );
+            c.mass_kg = ranges.object_mass_kg.sample(rng);
+            c.friction = ranges.object_friction.sample(rng);
+            objects.push(c);
+            match skill {
+                SkillKind::Reach | SkillKind::Push | SkillKind::Place => {
+                    let zxy = sample_xy(ranges, rng, &[xy], ranges.min_separation_m);
+                    let h = ranges.zone_half_extent_m.sample(rng);
+                    let reach_z = if skill == SkillKind::Reach { 0.15 } else { 0.0 };
+                    zones.push(ZoneSpec {
+                        name: "target".into(),
+                        center_m: [zxy[0], zxy[1], top + reach_z],
+                        half_extents_m: [h, h, 0.002],
+                        rgb: ZONE_RGB,
+                    });
+                    goal.zone = Some("target".into());
+                    if skill == SkillKind::Reach {
+                        goal.object = None;
+                    }
+                }
+                SkillKind::Stack => {
+                    let bxy = sample_xy(ranges, rng, &[xy], ranges.min_separation_m);
+                    let size = ranges.cube_size_m.sample(rng) + 0.01;
+                    let mut base = cube("base", bxy, 0.0, size, top, CUBE2_RGB);
+                    base.mass_kg = 0.3;
+                    objects.push(base);
+                    goal.support = Some("base".into());
+                }
+                _ => {}
+            }
+        }
+    }
+    let seq: u32 = rng.gen();
+    TaskSpec {
+        name: format!("{}/{seq:08x}", skill.name()),
+        skill,
+        instruction: instruction(skill).to_owned(),
+        table,
+        objects,
+        zones,
+        tool,
+        goal,
+        max_duration_s: ranges.max_duration_s,
+    }
+}

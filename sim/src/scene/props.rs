@@ -1,0 +1,259 @@
+//! Props from a `TaskSpec`: floor, table, robot pedestal, objects (cubes, discs, plates, the
+//! pan), target zones and the spatula tool.
+
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+use rapier3d::prelude::*;
+
+use crate::camera::Appearance;
+use crate::convert::{pose_from_iso, vec_from_na};
+use crate::scene::groups;
+use crate::task::{ObjectKind, ObjectSpec, TaskSpec};
+
+pub const TABLE_SEGMENT: u16 = 1;
+pub const FLOOR_SEGMENT: u16 = 2;
+pub const PEDESTAL_SEGMENT: u16 = 3;
+pub const TOOL_SEGMENT: u16 = 9;
+/// Objects get `OBJECT_SEGMENT_BASE + index`, zones `ZONE_SEGMENT_BASE + index`.
+pub const OBJECT_SEGMENT_BASE: u16 = 10;
+pub const ZONE_SEGMENT_BASE: u16 = 60;
+
+/// Handles of the static environment.
+#[derive(Clone, Debug)]
+pub struct Environment {
+    pub ground: RigidBodyHandle,
+    pub table: ColliderHandle,
+    pub floor: ColliderHandle,
+    pub pedestal: ColliderHandle,
+}
+
+pub fn build_environment(world: &mut PhysicsWorld, task: &TaskSpec, friction: f32) -> Environment {
+    let ground = world.insert_body(RigidBodyBuilder::fixed());
+    let t = &task.table;
+    let table = world.insert_collider(
+        ColliderBuilder::cuboid(
+            (t.size_m[0] / 2.0) as f32,
+            (t.size_m[1] / 2.0) as f32,
+            (t.size_m[2] / 2.0) as f32,
+        )
+        .translation(Vector::new(
+            t.center_xy_m[0] as f32,
+            t.center_xy_m[1] as f32,
+            (t.top_z_m - t.size_m[2] / 2.0) as f32,
+        ))
+        .friction(t.friction as f32)
+        .collision_groups(groups::env())
+        .user_data(
+            Appearance {
+                segment_id: TABLE_SEGMENT,
+                rgb: t.rgb,
+            }
+            .to_user_data(),
+        ),
+        Some(ground),
+    );
+    // The floor is a thick slab rather than a halfspace so the camera sees a bounded shape.
+    let floor = world.insert_collider(
+        ColliderBuilder::cuboid(3.0, 3.0, 0.05)
+            .translation(Vector::new(0.0, 0.0, -0.05))
+            .friction(friction)
+            .collision_groups(groups::env())
+            .user_data(
+                Appearance {
+                    segment_id: FLOOR_SEGMENT,
+                    rgb: [90, 90, 96],
+                }
+                .to_user_data(),
+            ),
+        Some(ground),
+    );
+    // The robot stands on a pedestal whose top is level with the table.
+    let pedestal = world.insert_collider(
+        ColliderBuilder::cylinder((t.top_z_m / 2.0) as f32, 0.09)
+            .position(pose_from_iso(&Isometry3::from_parts(
+                Translation3::new(0.0, 0.0, t.top_z_m / 2.0 - 0.001),
+                UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2),
+            )))
+            .collision_groups(groups::zone())
+            .user_data(
+                Appearance {
+                    segment_id: PEDESTAL_SEGMENT,
+                    rgb: [70, 70, 70],
+                }
+                .to_user_data(),
+            ),
+        Some(ground),
+    );
+    Environment {
+        ground,
+        table,
+        floor,
+        pedestal,
+    }
+}
+
+/// The shapes of an object in its own frame.
+pub fn object_shapes(kind: &ObjectKind) -> Vec<(Isometry3<f64>, SharedShape)> {
+    let lying = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
+    let flat = |r: f64, h: f64| {
+        (
+            Isometry3::from_parts(Translation3::identity(), lying),
+            SharedShape::cylinder((h / 2.0) as f32, r as f32),
+        )
+    };
+    match kind {
+        ObjectKind::Cube { size_m } => vec![(
+            Isometry3::identity(),
+            SharedShape::cuboid(
+                (size_m[0] / 2.0) as f32,
+                (size_m[1] / 2.0) as f32,
+                (size_m[2] / 2.0) as f32,
+            ),
+        )],
+        ObjectKind::Disc {
+            radius_m,
+            thickness_m,
+        }
+        | ObjectKind::Plate {
+            radius_m,
+            thickness_m,
+        } => vec![flat(*radius_m, *thickness_m)],
+        ObjectKind::Pan {
+            radius_m,
+            wall_height_m,
+            handle_length_m,
+        } => {
+            let base_thickness = 0.01;
+            let mut shapes = vec![flat(*radius_m, base_thickness)];
+            let segments = 16;
+            let wall = 0.006;
+            let chord = 2.0 * radius_m * (std::f64::consts::PI / segments as f64).tan();
+            for i in 0..segments {
+                let a = i as f64 * std::f64::consts::TAU / segments as f64;
+                let pose = Isometry3::from_parts(
+                    Translation3::new(
+                        (radius_m + wall / 2.0) * a.cos(),
+                        (radius_m + wall / 2.0) * a.sin(),
+                        wall_height_m / 2.0,
+                    ),
+                    UnitQuaternion::from_axis_angle(&Vector3::z_axis(), a),
+                );
+                shapes.push((
+                    pose,
+                    SharedShape::cuboid(
+                        (wall / 2.0) as f32,
+                        (chord / 2.0) as f32,
+                        (wall_height_m / 2.0) as f32,
+                    ),
+                ));
+            }
+            shapes.push((
+                Isometry3::translation(radius_m + handle_length_m / 2.0, 0.0, wall_height_m / 2.0),
+                SharedShape::cuboid((handle_length_m / 2.0) as f32, 0.012, 0.008),
+            ));
+            shapes
+        }
+    }
+}
+
+/// Inserts an object; returns its body and colliders.
+pub fn build_object(
+    world: &mut PhysicsWorld,
+    index: usize,
+    spec: &ObjectSpec,
+) -> (RigidBodyHandle, Vec<ColliderHandle>) {
+    let builder = if spec.fixed {
+        RigidBodyBuilder::fixed()
+    } else {
+        RigidBodyBuilder::dynamic()
+    };
+    let body = world.insert_body(
+        builder
+            .pose(pose_from_iso(&spec.pose.to_isometry()))
+            .can_sleep(false),
+    );
+    let shapes = object_shapes(&spec.kind);
+    let appearance = Appearance {
+        segment_id: OBJECT_SEGMENT_BASE + index as u16,
+        rgb: spec.rgb,
+    };
+    // Spread the mass over the parts by volume.
+    let volumes: Vec<f64> = shapes
+        .iter()
+        .map(|(_, s)| s.mass_properties(1.0).mass() as f64)
+        .collect();
+    let total: f64 = volumes.iter().sum::<f64>().max(1e-12);
+    let mut colliders = Vec::new();
+    for ((pose, shape), volume) in shapes.into_iter().zip(volumes) {
+        let c = world.insert_collider(
+            ColliderBuilder::new(shape)
+                .position(pose_from_iso(&pose))
+                .mass((spec.mass_kg * volume / total) as f32)
+                .friction(spec.friction as f32)
+                .collision_groups(groups::object())
+                .user_data(appearance.to_user_data()),
+            Some(body),
+        );
+        colliders.push(c);
+    }
+    (body, colliders)
+}
+
+/// Inserts a target zone: a flat box drawn on the table that collides with nothing.
+pub fn build_zone(
+    world: &mut PhysicsWorld,
+    ground: RigidBodyHandle,
+    index: usize,
+    zone: &crate::task::ZoneSpec,
+) -> ColliderHandle {
+    let h = zone.half_extents_m;
+    world.insert_collider(
+        ColliderBuilder::cuboid(h[0] as f32, h[1] as f32, h[2] as f32)
+            .translation(vec_from_na(&Vector3::from(zone.center_m)))
+            .collision_groups(groups::zone())
+            .user_data(
+                Appearance {
+                    segment_id: ZONE_SEGMENT_BASE + index as u16,
+                    rgb: zone.rgb,
+                }
+                .to_user_data(),
+            ),
+        Some(ground),
+    )
+}
+
+/// Mounts a spatula on `body` at `body_from_ee` (the TCP): a handle along the approach axis
+/// and a thin blade at its end, angled 30° so it can slide under a disc.
+pub fn build_spatula(
+    world: &mut PhysicsWorld,
+    body: RigidBodyHandle,
+    body_from_ee: &Isometry3<f64>,
+) -> Vec<ColliderHandle> {
+    let appearance = Appearance {
+        segment_id: TOOL_SEGMENT,
+        rgb: [180, 180, 190],
+    }
+    .to_user_data();
+    let handle = Isometry3::translation(0.0, 0.0, -0.04);
+    let blade = Isometry3::from_parts(
+        Translation3::new(0.0, 0.0, 0.03),
+        UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 0.0),
+    );
+    let parts = [
+        (handle, SharedShape::cuboid(0.008, 0.008, 0.05), 0.15),
+        (blade, SharedShape::cuboid(0.045, 0.04, 0.002), 0.05),
+    ];
+    parts
+        .into_iter()
+        .map(|(pose, shape, mass)| {
+            world.insert_collider(
+                ColliderBuilder::new(shape)
+                    .position(pose_from_iso(&(body_from_ee * pose)))
+                    .mass(mass)
+                    .friction(0.4)
+                    .collision_groups(groups::robot())
+                    .user_data(appearance),
+                Some(body),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,36 @@
+//! Command definitions and dispatch.
+
+mod bench;
+mod robots_cmd;
+mod sim_cmd;
+
+use clap::{Parser, Subcommand};
+
+/// Embodied robot learning by agent–data co-evolution.
+#[derive(Debug, Parser)]
+#[command(name = "coevolve", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a batch of simulated episodes headless and report success and speed.
+    Sim(sim_cmd::SimArgs),
+    /// Inspect robot models.
+    Robots {
+        #[command(subcommand)]
+        command: robots_cmd::RobotsCommand,
+    },
+    /// Benchmarks: physics throughput against MuJoCo, camera frames per second.
+    Bench(bench::BenchArgs),
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Sim(args) => sim_cmd::run(&args),
+        Command::Robots { command } => robots_cmd::run(&command),
+        Command::Bench(args) => bench::run(&args),
+    }
+}

@@ -1,0 +1,184 @@
+//! `coevolve sim`: a headless batch of episodes on one robot and task family.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::Rng;
+use serde::Serialize;
+use sim::library::{sample_task, TaskRanges};
+use sim::{Action, BatchConfig, Controller, EpisodeBatch, EpisodeInfo, Observation, ScriptedPickPlace, SimConfig, SkillKind, TaskSpec};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ControllerKind {
+    /// The scripted IK pick-and-place reference (privileged state).
+    Scripted,
+    /// Uniformly random end-effector deltas and gripper (a baseline).
+    Random,
+    /// Holds the home pose.
+    Hold,
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Built-in robot name (ur5e, panda) or a URDF path.
+    #[arg(long, default_value = "ur5e")]
+    pub robot: String,
+    /// Task family: reach, push, grasp, lift, place, stack, flip.
+    #[arg(long, default_value = "lift")]
+    pub task: String,
+    /// A TaskSpec JSON file used for every episode instead of sampling the family.
+    #[arg(long)]
+    pub task_file: Option<PathBuf>,
+    /// A SimConfig JSON file (rates, gains, solver, cameras).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "scripted")]
+    pub controller: ControllerKind,
+    #[arg(long, default_value_t = 256)]
+    pub episodes: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Render the default front and wrist cameras into every observation.
+    #[arg(long)]
+    pub cameras: bool,
+    /// Print one JSON object instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct SimReport<'a> {
+    robot: &'a str,
+    robot_model_hash: &'a str,
+    task: &'a str,
+    controller: String,
+    seed: u64,
+    #[serde(flatten)]
+    stats: &'a sim::BatchStats,
+    success_time_mean_s: Option<f64>,
+    invalid_reasons: Vec<String>,
+}
+
+struct RandomController {
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+impl Controller for RandomController {
+    fn act(&mut self, _: &Observation) -> Action {
+        let mut u = || self.rng.gen_range(-1.0..=1.0);
+        Action::EeDelta {
+            dpos: [u(), u(), u()],
+            drot: [u(), u(), u()],
+            gripper: self.rng.gen_range(0.0..=1.0),
+        }
+    }
+}
+
+struct HoldController;
+
+impl Controller for HoldController {
+    fn act(&mut self, obs: &Observation) -> Action {
+        Action::JointDelta {
+            dq: vec![0.0; obs.q_rad.len()],
+            gripper: 1.0,
+        }
+    }
+}
+
+pub fn run(args: &SimArgs) -> anyhow::Result<()> {
+    let robot = Arc::new(
+        robots::load_manipulator(&args.robot, None).with_context(|| format!("loading robot `{}`", args.robot))?,
+    );
+    let mut config: SimConfig = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            serde_json::from_str(&text).with_context(|| format!("parsing sim config {}", path.display()))?
+        }
+        None => SimConfig::default(),
+    };
+    if args.cameras {
+        config.cameras = SimConfig::default_cameras();
+    }
+    config.validate()?;
+    let fixed_task: Option<TaskSpec> = match &args.task_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            Some(TaskSpec::from_json(&text, &path.display().to_string())?)
+        }
+        None => None,
+    };
+    let skill = SkillKind::parse(&args.task)?;
+    if args.episodes == 0 {
+        anyhow::bail!("--episodes must be at least 1");
+    }
+    if args.threads == Some(0) {
+        anyhow::bail!("--threads must be at least 1");
+    }
+    let ranges = TaskRanges::default();
+    let tasks = move |_: usize, rng: &mut rand_chacha::ChaCha8Rng| match &fixed_task {
+        Some(t) => t.clone(),
+        None => sample_task(skill, &ranges, rng),
+    };
+    let scale = config.action_scale.clone();
+    let kind = args.controller;
+    let factory = move |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
+        match kind {
+            ControllerKind::Scripted => Box::new(ScriptedPickPlace::new(info, scale.clone())),
+            ControllerKind::Random => Box::new(RandomController {
+                rng: rand::SeedableRng::seed_from_u64(info.seed),
+            }),
+            ControllerKind::Hold => Box::new(HoldController),
+        }
+    };
+    let bar = ProgressBar::new(args.episodes as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} sim [{bar:30}] {pos}/{len} episodes {per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let batch_cfg = BatchConfig {
+        episodes: args.episodes,
+        seed: args.seed,
+        threads: args.threads,
+        record_images: false,
+    };
+    let batch = EpisodeBatch::run(robot.clone(), Arc::new(config), &batch_cfg, &tasks, &factory, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let times: Vec<f64> = batch.episodes.iter().filter_map(|e| e.outcome.success_time_s).collect();
+    let report = SimReport {
+        robot: &robot.model.name,
+        robot_model_hash: &robot.model.model_hash,
+        task: &args.task,
+        controller: format!("{:?}", args.controller).to_lowercase(),
+        seed: args.seed,
+        stats: &batch.stats,
+        success_time_mean_s: (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64),
+        invalid_reasons: batch.episodes.iter().filter_map(|e| e.outcome.invalid.clone()).take(5).collect(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        let s = &batch.stats;
+        println!(
+            "{} on {}: {}/{} succeeded ({:.1}%), {} invalid, {} failed outright",
+            args.task,
+            report.robot,
+            s.successes,
+            s.episodes,
+            100.0 * s.success_rate,
+            s.invalid,
+            s.failures
+        );
+        println!(
+            "{} control steps ({} physics steps) in {:.2} s on {} threads: {:.0} env steps/s, {:.0} physics steps/s",
+            s.control_steps, s.physics_steps, s.wall_s, s.threads, s.env_steps_per_sec, s.physics_steps_per_sec
+        );
+        println!("trajectory hash {}", s.trajectory_hash);
+    }
+    Ok(())
+}
