@@ -1,4 +1,4 @@
-//! Camera throughput: 64×64 RGB-D + segmentation frames of a pick scene on one core.
+//! Camera throughput: 64×64 RGB-D + segmentation frames of the default pick scene (UR5e over a lift task, front and wrist cameras) on one core.
 //!
 //! Prints one JSON object:
 //! `{"bench":"camera","width":64,"height":64,"threads":1,"frames_per_sec":...,"rays_per_sec":...}`.
@@ -21,7 +21,7 @@ fn main() -> anyhow::Result<()> {
         Ok(text) => text.parse()?,
         Err(_) => 5000,
     };
-    let bench = sim::camera::bench_frames_per_sec(frames)?;
+    let bench = sim::scene::camera_bench::pick_scene_camera_bench(frames)?;
     let report = Report {
         bench: "camera",
         width: bench.width,

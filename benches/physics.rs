@@ -1,6 +1,6 @@
 //! Physics throughput and fidelity of the arm-cube anchor, side by side with MuJoCo in the same
 //! run: `cargo bench --bench physics [-- --threads N] [--articulation impulse|multibody]
-//! [--no-mujoco]`. Prints one JSON object (`sim::anchor::PhysicsReport`). MuJoCo runs through
+//! [--solver-iterations N] [--pgs-iterations N] [--stabilization-iterations N] [--no-mujoco]`. Prints one JSON object (`sim::anchor::PhysicsReport`). MuJoCo runs through
 //! `.venv/bin/python` (created by `scripts/python-env.sh` when missing); if it cannot run, its
 //! fields are null and `note` says why.
 
@@ -8,19 +8,28 @@ use std::process::ExitCode;
 
 use sim::anchor::{physics_report_with, ArticulationKind, PhysicsReportConfig};
 
+fn value(args: &mut impl Iterator<Item = String>, flag: &str) -> Result<usize, String> {
+    let v = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+    v.parse().map_err(|e| format!("{flag} {v}: {e}"))
+}
+
 fn parse_args() -> Result<PhysicsReportConfig, String> {
-    let threads = std::thread::available_parallelism().map(usize::from).unwrap_or(1);
+    let threads = std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1);
     let mut cfg = PhysicsReportConfig::new(threads, true);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--threads" => {
-                let v = args.next().ok_or("--threads needs a value")?;
-                cfg.threads = v.parse().map_err(|e| format!("--threads {v}: {e}"))?;
-            }
+            "--threads" => cfg.threads = value(&mut args, &arg)?,
             "--articulation" => {
                 let v = args.next().ok_or("--articulation needs a value")?;
                 cfg.articulation = v.parse::<ArticulationKind>().map_err(|e| e.to_string())?;
+            }
+            "--solver-iterations" => cfg.scene.solver_iterations = value(&mut args, &arg)?,
+            "--pgs-iterations" => cfg.scene.pgs_iterations = value(&mut args, &arg)?,
+            "--stabilization-iterations" => {
+                cfg.scene.stabilization_iterations = value(&mut args, &arg)?
             }
             "--no-mujoco" => cfg.with_mujoco = false,
             // `cargo bench` passes `--bench`; JSON is the only output format.

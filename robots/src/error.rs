@@ -10,7 +10,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum RobotError {
     /// The URDF file could not be read.
-    #[error("robots: {}: cannot read URDF file: {source}", path.display())]
+    #[error("robots: {}: cannot read URDF file", path.display())]
     Io {
         path: PathBuf,
         #[source]

@@ -28,6 +28,8 @@ mod fidelity;
 pub mod model;
 mod report;
 mod scene;
+#[cfg(test)]
+mod tests;
 
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +38,10 @@ use crate::error::{Result, SimError};
 pub use bench::{run_physics_bench, PhysicsBench, PhysicsBenchConfig};
 pub use fidelity::{fidelity, Fidelity, StepResponse};
 pub use model::{JointSpec, JointType, DT_S, JOINTS, NUM_JOINTS};
-pub use report::{physics_report, physics_report_with, FidelityReport, MujocoBench, PhysicsReport, PhysicsReportConfig};
+pub use report::{
+    physics_report, physics_report_with, FidelityReport, MujocoBench, PhysicsReport,
+    PhysicsReportConfig,
+};
 pub use scene::{integration_parameters, servo_damping, AnchorScene};
 
 /// How the arm's joints are simulated.
@@ -123,15 +128,24 @@ impl AnchorConfig {
             ));
         }
         if self.solver_iterations == 0 {
-            return Err(SimError::config("anchor.solver_iterations", "0: rapier needs at least one substep"));
+            return Err(SimError::config(
+                "anchor.solver_iterations",
+                "0: rapier needs at least one substep",
+            ));
         }
         if self.pgs_iterations == 0 {
-            return Err(SimError::config("anchor.pgs_iterations", "0: at least one PGS sweep per substep"));
+            return Err(SimError::config(
+                "anchor.pgs_iterations",
+                "0: at least one PGS sweep per substep",
+            ));
         }
         if !(self.prediction_distance_m >= 0.0 && self.prediction_distance_m.is_finite()) {
             return Err(SimError::config(
                 "anchor.prediction_distance_m",
-                format!("{} is not a non-negative distance", self.prediction_distance_m),
+                format!(
+                    "{} is not a non-negative distance",
+                    self.prediction_distance_m
+                ),
             ));
         }
         Ok(())

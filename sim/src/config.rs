@@ -164,8 +164,8 @@ impl SimConfig {
             CameraConfig {
                 name: "front".into(),
                 mount: CameraMount::LookAt {
-                    eye_m: [1.25, 0.0, 1.0],
-                    target_m: [0.45, 0.0, 0.4],
+                    eye_m: [1.35, 0.0, 1.2],
+                    target_m: [0.35, 0.0, 0.5],
                 },
                 spec: CameraSpec::default(),
             },
@@ -173,8 +173,8 @@ impl SimConfig {
                 name: "wrist".into(),
                 mount: CameraMount::Wrist {
                     ee_from_camera: PoseSpec {
-                        xyz_m: [0.0, -0.06, -0.08],
-                        rpy_rad: [0.35, 0.0, 0.0],
+                        xyz_m: [0.0, -0.1, -0.12],
+                        rpy_rad: [-0.6, 0.0, 0.0],
                     },
                 },
                 spec: CameraSpec::default(),

@@ -26,15 +26,15 @@ pub enum SimError {
         step: usize,
         problem: String,
     },
-    #[error("sim: camera: {0}")]
-    Camera(String),
-    #[error("sim: {context}: {source}")]
+    #[error(transparent)]
+    Camera(#[from] crate::camera::CameraError),
+    #[error("sim: {context}")]
     Io {
         context: String,
         #[source]
         source: std::io::Error,
     },
-    #[error("sim: {context}: {source}")]
+    #[error("sim: {context}")]
     Json {
         context: String,
         #[source]

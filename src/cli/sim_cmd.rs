@@ -50,6 +50,9 @@ pub struct SimArgs {
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     pub json: bool,
+    /// Print the effective SimConfig as JSON (a starting point for `--config`) and exit.
+    #[arg(long)]
+    pub print_config: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -106,6 +109,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         config.cameras = SimConfig::default_cameras();
     }
     config.validate()?;
+    if args.print_config {
+        println!("{}", serde_json::to_string_pretty(&config)?);
+        return Ok(());
+    }
     let fixed_task: Option<TaskSpec> = match &args.task_file {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

@@ -91,8 +91,12 @@ fn run_episode(cfg: &PhysicsBenchConfig, episode: usize) -> Result<EpisodeStats>
     let mut scene = AnchorScene::new(cfg.articulation, &cfg.scene)?;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed.wrapping_add(episode as u64));
     let a = cfg.target_amplitude;
-    let mut stats =
-        EpisodeStats { finite: true, max_linvel: 0.0, max_angvel: 0.0, max_abs_arm_q: 0.0 };
+    let mut stats = EpisodeStats {
+        finite: true,
+        max_linvel: 0.0,
+        max_angvel: 0.0,
+        max_abs_arm_q: 0.0,
+    };
     let mut targets = [0.0f32; NUM_JOINTS];
     for _ in 0..cfg.steps_per_episode {
         for t in targets.iter_mut() {
@@ -118,18 +122,31 @@ fn run_episode(cfg: &PhysicsBenchConfig, episode: usize) -> Result<EpisodeStats>
 pub fn run_physics_bench(cfg: &PhysicsBenchConfig) -> Result<PhysicsBench> {
     cfg.scene.validate()?;
     if cfg.threads == 0 {
-        return Err(SimError::config("anchor bench threads", "0: at least one thread"));
+        return Err(SimError::config(
+            "anchor bench threads",
+            "0: at least one thread",
+        ));
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads)
         .build()
         .map_err(|e| {
-            SimError::config("anchor bench threads", format!("rayon pool of {}: {e}", cfg.threads))
+            SimError::config(
+                "anchor bench threads",
+                format!("rayon pool of {}: {e}", cfg.threads),
+            )
         })?;
 
     // Warm-up (page faults, allocator, caches), untimed: one short episode per thread.
-    let warm = PhysicsBenchConfig { steps_per_episode: 10, ..*cfg };
-    pool.install(|| (0..cfg.threads).into_par_iter().try_for_each(|e| run_episode(&warm, e).map(|_| ())))?;
+    let warm = PhysicsBenchConfig {
+        steps_per_episode: 10,
+        ..*cfg
+    };
+    pool.install(|| {
+        (0..cfg.threads)
+            .into_par_iter()
+            .try_for_each(|e| run_episode(&warm, e).map(|_| ()))
+    })?;
 
     let start = Instant::now();
     let stats: Vec<EpisodeStats> = pool.install(|| {

@@ -120,7 +120,11 @@ pub fn summarize(joint: &str, q0: f32, trace: &[f32], dt_s: f32) -> StepResponse
     let amplitude = q_final - q0;
     let sign = amplitude.signum();
     let peak = trace.iter().fold(f32::NEG_INFINITY, |m, q| m.max(sign * q));
-    let overshoot = if amplitude != 0.0 { ((peak - sign * q_final) / amplitude.abs()).max(0.0) } else { 0.0 };
+    let overshoot = if amplitude != 0.0 {
+        ((peak - sign * q_final) / amplitude.abs()).max(0.0)
+    } else {
+        0.0
+    };
     let band = 0.05 * amplitude.abs();
     let settling = trace
         .iter()

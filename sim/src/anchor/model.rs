@@ -21,11 +21,26 @@ pub const NUM_JOINTS: usize = 8;
 #[derive(Debug, Clone, Copy)]
 pub enum GeomSpec {
     /// MJCF `capsule fromto`: segment end points and radius, m.
-    Capsule { a_m: [f32; 3], b_m: [f32; 3], radius_m: f32, mass_kg: f32 },
+    Capsule {
+        a_m: [f32; 3],
+        b_m: [f32; 3],
+        radius_m: f32,
+        mass_kg: f32,
+    },
     /// MJCF `cylinder`: centre, unit axis, half-height and radius, m.
-    Cylinder { center_m: [f32; 3], axis: [f32; 3], half_height_m: f32, radius_m: f32, mass_kg: f32 },
+    Cylinder {
+        center_m: [f32; 3],
+        axis: [f32; 3],
+        half_height_m: f32,
+        radius_m: f32,
+        mass_kg: f32,
+    },
     /// MJCF `box`: centre and half-extents, m.
-    Cuboid { center_m: [f32; 3], half_extents_m: [f32; 3], mass_kg: f32 },
+    Cuboid {
+        center_m: [f32; 3],
+        half_extents_m: [f32; 3],
+        mass_kg: f32,
+    },
 }
 
 /// Joint type of an actuated joint.
@@ -74,6 +89,8 @@ pub struct LinkSpec {
     pub geoms: &'static [GeomSpec],
 }
 
+/// The MJCF default `ctrlrange="-6.28 6.28"` (a literal, not 2π).
+#[allow(clippy::approx_constant)]
 const ARM_CTRL: [f32; 2] = [-6.28, 6.28];
 
 /// The eight servoed joints, in actuator order (j1..j6, gl, gr).
@@ -253,7 +270,10 @@ pub fn vec3(v: [f32; 3]) -> Vector {
 pub fn link_positions_in_world_m() -> [Vector; ARM_LINKS.len()] {
     let mut out = [Vector::ZERO; ARM_LINKS.len()];
     for (i, link) in ARM_LINKS.iter().enumerate() {
-        let parent = link.parent.and_then(|p| out.get(p).copied()).unwrap_or(Vector::ZERO);
+        let parent = link
+            .parent
+            .and_then(|p| out.get(p).copied())
+            .unwrap_or(Vector::ZERO);
         out[i] = parent + vec3(link.pos_in_parent_m);
     }
     out

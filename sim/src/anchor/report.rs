@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 
 use super::{
-    fidelity, run_physics_bench, AnchorConfig, ArticulationKind, Fidelity,
-    PhysicsBench, PhysicsBenchConfig,
+    fidelity, run_physics_bench, AnchorConfig, ArticulationKind, Fidelity, PhysicsBench,
+    PhysicsBenchConfig,
 };
 
 /// What [`physics_report_with`] runs.
@@ -37,14 +37,24 @@ pub struct PhysicsReportConfig {
 impl PhysicsReportConfig {
     /// Defaults for `threads` threads.
     pub fn new(threads: usize, with_mujoco: bool) -> Self {
-        let repo_root = std::env::var_os("COEVOLVE_ROOT").map(PathBuf::from).unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
-        });
-        let anchors_dir = std::env::var_os("COEVOLVE_ANCHORS_DIR").map(PathBuf::from).or_else(|| {
-            [repo_root.join("shared/anchors"), repo_root.join("../shared/anchors")]
+        let repo_root = std::env::var_os("COEVOLVE_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default()
+            });
+        let anchors_dir = std::env::var_os("COEVOLVE_ANCHORS_DIR")
+            .map(PathBuf::from)
+            .or_else(|| {
+                [
+                    repo_root.join("shared/anchors"),
+                    repo_root.join("../shared/anchors"),
+                ]
                 .into_iter()
                 .find(|d| d.join("mujoco_arm_cube.xml").is_file())
-        });
+            });
         Self {
             threads,
             with_mujoco,
@@ -133,13 +143,21 @@ pub fn physics_report_with(cfg: &PhysicsReportConfig) -> Result<PhysicsReport> {
         threads,
         ..PhysicsBenchConfig::default()
     };
-    let mujoco = if cfg.with_mujoco { Some(MujocoRunner::new(cfg)) } else { None };
+    let mujoco = if cfg.with_mujoco {
+        Some(MujocoRunner::new(cfg))
+    } else {
+        None
+    };
 
     let rapier_1t = run_physics_bench(&bench_cfg(1))?;
     let mut note = None;
     let mut run_mj = |threads: usize| -> Option<MujocoBench> {
         let runner = mujoco.as_ref()?;
-        match runner.as_ref().map_err(Clone::clone).and_then(|r| r.bench(threads)) {
+        match runner
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|r| r.bench(threads))
+        {
             Ok(b) => Some(b),
             Err(e) => {
                 note.get_or_insert(e.to_string());
@@ -150,7 +168,11 @@ pub fn physics_report_with(cfg: &PhysicsReportConfig) -> Result<PhysicsReport> {
     let mj_1t = run_mj(1);
     let rapier = run_physics_bench(&bench_cfg(cfg.threads))?;
     let mj = run_mj(cfg.threads);
-    let mj_fidelity = match mujoco.as_ref().map(|r| r.as_ref().map_err(Clone::clone).and_then(MujocoRunner::fidelity)) {
+    let mj_fidelity = match mujoco.as_ref().map(|r| {
+        r.as_ref()
+            .map_err(Clone::clone)
+            .and_then(MujocoRunner::fidelity)
+    }) {
         Some(Ok(f)) => Some(f),
         Some(Err(e)) => {
             note.get_or_insert(e.to_string());
@@ -178,7 +200,10 @@ pub fn physics_report_with(cfg: &PhysicsReportConfig) -> Result<PhysicsReport> {
         note,
         rapier_1t,
         rapier,
-        fidelity: FidelityReport { ours, mujoco: mj_fidelity },
+        fidelity: FidelityReport {
+            ours,
+            mujoco: mj_fidelity,
+        },
     })
 }
 
@@ -219,10 +244,14 @@ impl MujocoRunner {
         })
     }
 
-    fn run_json<T: serde::de::DeserializeOwned>(&self, args: &[&std::ffi::OsStr]) -> std::result::Result<T, MujocoError> {
-        let out = Command::new(&self.python).args(args).output().map_err(|e| {
-            MujocoError(format!("could not run {}: {e}", self.python.display()))
-        })?;
+    fn run_json<T: serde::de::DeserializeOwned>(
+        &self,
+        args: &[&std::ffi::OsStr],
+    ) -> std::result::Result<T, MujocoError> {
+        let out = Command::new(&self.python)
+            .args(args)
+            .output()
+            .map_err(|e| MujocoError(format!("could not run {}: {e}", self.python.display())))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
             return Err(MujocoError(format!(
@@ -233,7 +262,11 @@ impl MujocoRunner {
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
         }
-        let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
+        let line = stdout
+            .lines()
+            .rev()
+            .find(|l| l.trim_start().starts_with('{'))
+            .unwrap_or("");
         serde_json::from_str(line)
             .map_err(|e| MujocoError(format!("unexpected output of {:?}: {e}: {stdout}", args)))
     }

@@ -8,9 +8,7 @@ use rapier3d::prelude::{
     RigidBodyBuilder, RigidBodyHandle,
 };
 
-use super::model::{
-    self, GeomSpec, JointSpec, JointType, ARMATURE, ARM_LINKS, JOINTS, NUM_JOINTS,
-};
+use super::model::{self, GeomSpec, JointSpec, JointType, ARMATURE, ARM_LINKS, JOINTS, NUM_JOINTS};
 use super::{AnchorConfig, ArticulationKind};
 use crate::error::{Result, SimError};
 
@@ -95,15 +93,17 @@ impl AnchorScene {
         );
 
         let link_bodies = insert_links(&mut world, kind)?;
-        let damping_in_rapier = JOINTS.map(|j| servo_damping(&j, substep_s, config.match_mujoco_discretization));
+        let damping_in_rapier =
+            JOINTS.map(|j| servo_damping(&j, substep_s, config.match_mujoco_discretization));
         let joints = insert_joints(&mut world, kind, &link_bodies, &damping_in_rapier)?;
 
         let h = model::CUBE_HALF_EXTENT_M;
         let cube_body = RigidBodyBuilder::dynamic()
             .translation(model::vec3(model::CUBE_CENTER_M))
             .can_sleep(false);
-        let cube_collider =
-            ColliderBuilder::cuboid(h, h, h).mass(model::CUBE_MASS_KG).friction(model::FRICTION);
+        let cube_collider = ColliderBuilder::cuboid(h, h, h)
+            .mass(model::CUBE_MASS_KG)
+            .friction(model::FRICTION);
         let (cube, _) = world.insert(cube_body, cube_collider);
 
         let mut scene = Self {
@@ -141,13 +141,18 @@ impl AnchorScene {
     /// servo's `kv` is folded into the damping, see [`servo_damping`]).
     fn init_multibody_dofs(&mut self) -> Result<()> {
         for (i, (handle, _, _)) in self.joints.iter().enumerate() {
-            let JointHandle::Multibody(h) = *handle else { continue };
-            let (mb, link_id) = self.world.multibody_joints.get_mut(h).ok_or_else(|| {
-                build_error(format!("multibody joint {}", JOINTS[i].name))
-            })?;
-            let dof = mb.link(link_id).map(|l| l.assembly_id()).ok_or_else(|| {
-                build_error(format!("multibody link of {}", JOINTS[i].name))
-            })?;
+            let JointHandle::Multibody(h) = *handle else {
+                continue;
+            };
+            let (mb, link_id) = self
+                .world
+                .multibody_joints
+                .get_mut(h)
+                .ok_or_else(|| build_error(format!("multibody joint {}", JOINTS[i].name)))?;
+            let dof = mb
+                .link(link_id)
+                .map(|l| l.assembly_id())
+                .ok_or_else(|| build_error(format!("multibody link of {}", JOINTS[i].name)))?;
             if let Some(d) = mb.damping_mut().get_mut(dof) {
                 *d = self.damping_in_rapier[i];
             }
@@ -169,13 +174,19 @@ impl AnchorScene {
                 JointHandle::Impulse(h) => {
                     if let Some(joint) = self.world.impulse_joints.get_mut(h, false) {
                         let axis = motor_axis(spec.joint_type);
-                        joint.data.set_motor_position(axis, target, spec.kp, damping);
+                        joint
+                            .data
+                            .set_motor_position(axis, target, spec.kp, damping);
                     }
                 }
                 JointHandle::Multibody(h) => {
                     if let Some((mb, link_id)) = self.world.multibody_joints.get_mut(h) {
                         if let Some(link) = mb.link_mut(link_id) {
-                            link.joint.set_spring(free_axis_index(spec.joint_type), spec.kp, target);
+                            link.joint.set_spring(
+                                free_axis_index(spec.joint_type),
+                                spec.kp,
+                                target,
+                            );
                         }
                     }
                 }
@@ -216,8 +227,10 @@ impl AnchorScene {
     pub fn joint_velocities(&self) -> [f32; NUM_JOINTS] {
         let mut v = [0.0; NUM_JOINTS];
         for (i, (_, parent, child)) in self.joints.iter().enumerate() {
-            let (Some(p), Some(c)) = (self.world.bodies.get(*parent), self.world.bodies.get(*child))
-            else {
+            let (Some(p), Some(c)) = (
+                self.world.bodies.get(*parent),
+                self.world.bodies.get(*child),
+            ) else {
                 v[i] = f32::NAN;
                 continue;
             };
@@ -268,7 +281,11 @@ impl AnchorScene {
 
     /// Cube centre in the world, m.
     pub fn cube_position_m(&self) -> Vector {
-        self.world.bodies.get(self.cube).map(|b| b.translation()).unwrap_or(Vector::NAN)
+        self.world
+            .bodies
+            .get(self.cube)
+            .map(|b| b.translation())
+            .unwrap_or(Vector::NAN)
     }
 
     /// Largest linear (m/s) and angular (rad/s) speed over the arm links and the cube.
@@ -279,8 +296,16 @@ impl AnchorScene {
             if let Some(b) = self.world.bodies.get(*h) {
                 // NaN propagates through `max` only one way; make it win explicitly.
                 let (l, a) = (b.linvel().length(), b.angvel().length());
-                lin = if l.is_nan() || lin.is_nan() { f32::NAN } else { lin.max(l) };
-                ang = if a.is_nan() || ang.is_nan() { f32::NAN } else { ang.max(a) };
+                lin = if l.is_nan() || lin.is_nan() {
+                    f32::NAN
+                } else {
+                    lin.max(l)
+                };
+                ang = if a.is_nan() || ang.is_nan() {
+                    f32::NAN
+                } else {
+                    ang.max(a)
+                };
             }
         }
         (lin, ang)
@@ -294,7 +319,10 @@ fn build_error(what: String) -> SimError {
 
 /// Rapier's step settings from an [`AnchorConfig`].
 pub fn integration_parameters(config: &AnchorConfig) -> IntegrationParameters {
-    let mut p = IntegrationParameters { dt: config.dt_s, ..IntegrationParameters::default() };
+    let mut p = IntegrationParameters {
+        dt: config.dt_s,
+        ..IntegrationParameters::default()
+    };
     p.num_solver_iterations = config.solver_iterations;
     p.num_internal_pgs_iterations = config.pgs_iterations;
     p.num_internal_stabilization_iterations = config.stabilization_iterations;
@@ -318,21 +346,32 @@ fn cylinder_rotation(axis: Vector) -> Rotation {
 
 fn collider_of(geom: &GeomSpec) -> ColliderBuilder {
     let builder = match *geom {
-        GeomSpec::Capsule { a_m, b_m, radius_m, mass_kg } => {
-            ColliderBuilder::capsule_from_endpoints(model::vec3(a_m), model::vec3(b_m), radius_m)
-                .mass(mass_kg)
-        }
-        GeomSpec::Cylinder { center_m, axis, half_height_m, radius_m, mass_kg } => {
-            ColliderBuilder::cylinder(half_height_m, radius_m)
-                .position(Pose::from_parts(
-                    model::vec3(center_m),
-                    cylinder_rotation(model::vec3(axis)),
-                ))
-                .mass(mass_kg)
-        }
-        GeomSpec::Cuboid { center_m, half_extents_m: e, mass_kg } => {
-            ColliderBuilder::cuboid(e[0], e[1], e[2]).translation(model::vec3(center_m)).mass(mass_kg)
-        }
+        GeomSpec::Capsule {
+            a_m,
+            b_m,
+            radius_m,
+            mass_kg,
+        } => ColliderBuilder::capsule_from_endpoints(model::vec3(a_m), model::vec3(b_m), radius_m)
+            .mass(mass_kg),
+        GeomSpec::Cylinder {
+            center_m,
+            axis,
+            half_height_m,
+            radius_m,
+            mass_kg,
+        } => ColliderBuilder::cylinder(half_height_m, radius_m)
+            .position(Pose::from_parts(
+                model::vec3(center_m),
+                cylinder_rotation(model::vec3(axis)),
+            ))
+            .mass(mass_kg),
+        GeomSpec::Cuboid {
+            center_m,
+            half_extents_m: e,
+            mass_kg,
+        } => ColliderBuilder::cuboid(e[0], e[1], e[2])
+            .translation(model::vec3(center_m))
+            .mass(mass_kg),
     };
     builder.friction(model::FRICTION)
 }
@@ -371,7 +410,9 @@ fn insert_links(
         }
         handles.push(handle);
     }
-    handles.try_into().map_err(|_| build_error("arm links".into()))
+    handles
+        .try_into()
+        .map_err(|_| build_error("arm links".into()))
 }
 
 fn joint_data(spec: &JointSpec, anchor_in_parent_m: Vector, damping: f32) -> GenericJoint {
@@ -408,11 +449,17 @@ fn insert_joints(
 ) -> Result<[(JointHandle, RigidBodyHandle, RigidBodyHandle); NUM_JOINTS]> {
     let mut out = Vec::with_capacity(NUM_JOINTS);
     for (child_index, link) in ARM_LINKS.iter().enumerate() {
-        let (Some(parent_index), Some(joint_index)) = (link.parent, link.joint) else { continue };
+        let (Some(parent_index), Some(joint_index)) = (link.parent, link.joint) else {
+            continue;
+        };
         let spec = &JOINTS[joint_index];
         let parent = links[parent_index];
         let child = links[child_index];
-        let mut data = joint_data(spec, model::vec3(link.pos_in_parent_m), damping[joint_index]);
+        let mut data = joint_data(
+            spec,
+            model::vec3(link.pos_in_parent_m),
+            damping[joint_index],
+        );
         let handle = match kind {
             ArticulationKind::Impulse => {
                 JointHandle::Impulse(world.insert_impulse_joint(parent, child, data))
@@ -421,9 +468,9 @@ fn insert_joints(
                 // Multibody servos are implicit joint springs set in `set_targets`, plus the
                 // per-DoF damping: no motor constraint in the solver.
                 data.motor_axes = rapier3d::prelude::JointAxesMask::empty();
-                let h = world.insert_multibody_joint(parent, child, data).ok_or_else(|| {
-                    build_error(format!("multibody joint {}", spec.name))
-                })?;
+                let h = world
+                    .insert_multibody_joint(parent, child, data)
+                    .ok_or_else(|| build_error(format!("multibody joint {}", spec.name)))?;
                 JointHandle::Multibody(h)
             }
         };
@@ -431,5 +478,7 @@ fn insert_joints(
     }
     out.sort_by_key(|(i, _)| *i);
     let joints: Vec<_> = out.into_iter().map(|(_, j)| j).collect();
-    joints.try_into().map_err(|_| build_error("servoed joints".into()))
+    joints
+        .try_into()
+        .map_err(|_| build_error("servoed joints".into()))
 }

@@ -1,6 +1,7 @@
 //! A `Scene`: one rapier world holding the robot and a task's props, stepped at the physics
 //! rate under control-rate actions, observed as proprioception, privileged state and images.
 
+pub mod camera_bench;
 pub mod contacts;
 pub mod props;
 pub mod robot;
@@ -126,7 +127,7 @@ impl Scene {
         let cameras = config
             .cameras
             .iter()
-            .map(|c| Camera::new(c.spec.clone()).map_err(|e| SimError::Camera(e.to_string())))
+            .map(|c| Camera::new(c.spec.clone()).map_err(SimError::from))
             .collect::<Result<Vec<_>>>()?;
         let n_fingers = articulation.gripper.len();
         articulation.update_gravity_compensation(&world, 9.81);
@@ -299,16 +300,25 @@ impl Scene {
 
     /// Renders every configured camera.
     pub fn render_all(&self) -> Vec<CameraFrame> {
-        let poses = self.world_from_cameras();
-        self.cameras
-            .iter()
-            .zip(poses)
-            .map(|(cam, pose)| {
+        (0..self.cameras.len())
+            .map(|i| {
                 let mut frame = CameraFrame::default();
-                cam.render(&self.world.bodies, &self.world.colliders, &pose, &mut frame);
+                self.render_into(i, &mut frame);
                 frame
             })
             .collect()
+    }
+
+    /// Renders camera `index` (of `SimConfig::cameras`) into `frame`, reusing its buffers.
+    /// Does nothing for an index out of range.
+    pub fn render_into(&self, index: usize, frame: &mut CameraFrame) {
+        let Some(camera) = self.cameras.get(index) else {
+            return;
+        };
+        let Some(pose) = self.world_from_cameras().into_iter().nth(index) else {
+            return;
+        };
+        camera.render(&self.world.bodies, &self.world.colliders, &pose, frame);
     }
 
     /// Physics health: NaN/inf, exploding velocities or deep penetrations, with a reason.
