@@ -1,4 +1,5 @@
 //! End-to-end tests of the `coevolve` binary: JSON outputs and clear errors on bad input.
+#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers
 
 use std::process::{Command, Output};
 
@@ -10,7 +11,11 @@ fn coevolve(args: &[&str]) -> Output {
 }
 
 fn json(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("one JSON object")
 }
 
@@ -21,9 +26,37 @@ fn stderr(out: &Output) -> String {
 
 #[test]
 fn sim_json_has_the_promised_fields_and_is_thread_independent() {
-    let one = json(&coevolve(&["sim", "--task", "lift", "--episodes", "4", "--seed", "3", "--threads", "1", "--json"]));
-    let two = json(&coevolve(&["sim", "--task", "lift", "--episodes", "4", "--seed", "3", "--threads", "2", "--json"]));
-    for key in ["success_rate", "episodes", "invalid", "env_steps_per_sec", "trajectory_hash"] {
+    let one = json(&coevolve(&[
+        "sim",
+        "--task",
+        "lift",
+        "--episodes",
+        "4",
+        "--seed",
+        "3",
+        "--threads",
+        "1",
+        "--json",
+    ]));
+    let two = json(&coevolve(&[
+        "sim",
+        "--task",
+        "lift",
+        "--episodes",
+        "4",
+        "--seed",
+        "3",
+        "--threads",
+        "2",
+        "--json",
+    ]));
+    for key in [
+        "success_rate",
+        "episodes",
+        "invalid",
+        "env_steps_per_sec",
+        "trajectory_hash",
+    ] {
         assert!(one.get(key).is_some(), "missing {key}");
     }
     assert_eq!(one["episodes"], 4);
@@ -59,12 +92,24 @@ fn bad_inputs_give_clear_errors() {
 
     let task = dir.path().join("task.json");
     std::fs::write(&task, "{\"name\": 3}").unwrap();
-    let err = stderr(&coevolve(&["sim", "--task-file", task.to_str().unwrap(), "--episodes", "1"]));
+    let err = stderr(&coevolve(&[
+        "sim",
+        "--task-file",
+        task.to_str().unwrap(),
+        "--episodes",
+        "1",
+    ]));
     assert!(err.contains("task.json"), "{err}");
 
     let config = dir.path().join("config.json");
     std::fs::write(&config, "{\"physics_dt_s\": -1}").unwrap();
-    let err = stderr(&coevolve(&["sim", "--config", config.to_str().unwrap(), "--episodes", "1"]));
+    let err = stderr(&coevolve(&[
+        "sim",
+        "--config",
+        config.to_str().unwrap(),
+        "--episodes",
+        "1",
+    ]));
     assert!(err.contains("config.json"), "{err}");
 
     let err = stderr(&coevolve(&["sim", "--episodes", "0"]));
@@ -79,6 +124,15 @@ fn printed_config_round_trips_through_the_cli() {
     assert_eq!(config["physics_dt_s"], 0.002);
     let path = dir.path().join("config.json");
     std::fs::write(&path, serde_json::to_string(&config).unwrap()).unwrap();
-    let report = json(&coevolve(&["sim", "--config", path.to_str().unwrap(), "--task", "reach", "--episodes", "2", "--json"]));
+    let report = json(&coevolve(&[
+        "sim",
+        "--config",
+        path.to_str().unwrap(),
+        "--task",
+        "reach",
+        "--episodes",
+        "2",
+        "--json",
+    ]));
     assert_eq!(report["episodes"], 2);
 }

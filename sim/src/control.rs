@@ -25,14 +25,21 @@ impl Action {
     /// Flat vector for recording and learning: mode-specific components then the gripper.
     pub fn to_vec(&self) -> Vec<f64> {
         match self {
-            Action::JointDelta { dq, gripper } => {
-                dq.iter().copied().chain(std::iter::once(*gripper)).collect()
-            }
+            Action::JointDelta { dq, gripper } => dq
+                .iter()
+                .copied()
+                .chain(std::iter::once(*gripper))
+                .collect(),
             Action::EeDelta {
                 dpos,
                 drot,
                 gripper,
-            } => dpos.iter().chain(drot).copied().chain(std::iter::once(*gripper)).collect(),
+            } => dpos
+                .iter()
+                .chain(drot)
+                .copied()
+                .chain(std::iter::once(*gripper))
+                .collect(),
         }
     }
 
@@ -46,7 +53,10 @@ impl Action {
     pub fn check(&self, arm_dof: usize) -> Result<(), String> {
         if let Action::JointDelta { dq, .. } = self {
             if dq.len() != arm_dof {
-                return Err(format!("joint delta has {} components, the arm has {arm_dof} joints", dq.len()));
+                return Err(format!(
+                    "joint delta has {} components, the arm has {arm_dof} joints",
+                    dq.len()
+                ));
             }
         }
         match self.to_vec().iter().position(|v| !v.is_finite()) {

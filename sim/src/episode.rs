@@ -98,7 +98,11 @@ impl Episode {
     pub fn hash_into(&self, hasher: &mut Sha256) {
         let mut f = |v: f64| hasher.update(v.to_bits().to_le_bytes());
         let state = |s: &PhysicsState, f: &mut dyn FnMut(f64)| {
-            s.q_rad.iter().chain(&s.qd_rad_s).chain(&s.gripper_q).for_each(|v| f(*v));
+            s.q_rad
+                .iter()
+                .chain(&s.qd_rad_s)
+                .chain(&s.gripper_q)
+                .for_each(|v| f(*v));
             s.world_from_ee.iter().for_each(|v| f(*v));
             for o in &s.objects {
                 o.world_from_object
@@ -208,11 +212,13 @@ pub fn run_episode(
     };
     for step in 0..max_steps {
         let action = controller.act(&observation);
-        scene.apply(&action).map_err(|problem| SimError::InvalidAction {
-            episode: index,
-            step,
-            problem,
-        })?;
+        scene
+            .apply(&action)
+            .map_err(|problem| SimError::InvalidAction {
+                episode: index,
+                step,
+                problem,
+            })?;
         scene.step_control();
         let state = scene.physics_state();
         let reward = judge.reward(&state);
@@ -277,7 +283,10 @@ impl EpisodeBatch {
         progress: &(dyn Fn() + Sync),
     ) -> Result<EpisodeBatch> {
         config.validate()?;
-        let threads = cfg.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+        let threads = cfg
+            .threads
+            .unwrap_or_else(rayon::current_num_threads)
+            .max(1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -290,7 +299,8 @@ impl EpisodeBatch {
                     let seed = episode_seed(cfg.seed, i);
                     let mut rng = ChaCha8Rng::seed_from_u64(seed);
                     let task = tasks(i, &mut rng);
-                    let episode = run_episode(&robot, &task, &config, factory, i, seed, cfg.record_images);
+                    let episode =
+                        run_episode(&robot, &task, &config, factory, i, seed, cfg.record_images);
                     progress();
                     episode
                 })
@@ -310,15 +320,25 @@ impl EpisodeBatch {
             episodes: episodes.len(),
             successes,
             success_rate: successes as f64 / n,
-            invalid: episodes.iter().filter(|e| e.outcome.invalid.is_some()).count(),
-            failures: episodes.iter().filter(|e| e.outcome.failure.is_some()).count(),
+            invalid: episodes
+                .iter()
+                .filter(|e| e.outcome.invalid.is_some())
+                .count(),
+            failures: episodes
+                .iter()
+                .filter(|e| e.outcome.failure.is_some())
+                .count(),
             control_steps,
             physics_steps,
             wall_s,
             env_steps_per_sec: control_steps as f64 / wall_s.max(1e-9),
             physics_steps_per_sec: physics_steps as f64 / wall_s.max(1e-9),
             threads,
-            mean_return: episodes.iter().map(|e| e.outcome.episode_return).sum::<f64>() / n,
+            mean_return: episodes
+                .iter()
+                .map(|e| e.outcome.episode_return)
+                .sum::<f64>()
+                / n,
             trajectory_hash,
         };
         Ok(EpisodeBatch { episodes, stats })

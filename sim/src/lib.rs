@@ -23,7 +23,9 @@ pub mod task;
 pub use camera::{Camera, CameraFrame, CameraSpec};
 pub use config::SimConfig;
 pub use control::{Action, ControlMode};
-pub use episode::{BatchConfig, BatchStats, Controller, ControllerFactory, Episode, EpisodeBatch, EpisodeInfo};
+pub use episode::{
+    BatchConfig, BatchStats, Controller, ControllerFactory, Episode, EpisodeBatch, EpisodeInfo,
+};
 pub use error::{Result, SimError};
 pub use reward::{Judge, RewardTerms, RewardWeights};
 pub use scene::Scene;

@@ -107,9 +107,7 @@ fn sample_xy(r: &TaskRanges, rng: &mut impl Rng, avoid: &[[f64; 2]], min_sep: f6
 fn cube(name: &str, xy: [f64; 2], yaw: f64, size: f64, top_z: f64, rgb: [u8; 3]) -> ObjectSpec {
     ObjectSpec {
         name: name.to_owned(),
-        kind: ObjectKind::Cube {
-            size_m: [size; 3],
-        },
+        kind: ObjectKind::Cube { size_m: [size; 3] },
         pose: PoseSpec {
             xyz_m: [xy[0], xy[1], top_z + size / 2.0],
             rpy_rad: [0.0, 0.0, yaw],
@@ -140,7 +138,10 @@ pub fn sample_task(skill: SkillKind, ranges: &TaskRanges, rng: &mut impl Rng) ->
     match skill {
         SkillKind::Flip => {
             tool = ToolKind::Spatula;
-            let pan_xy = [ranges.object_x_m.sample(rng), 0.5 * ranges.object_y_m.sample(rng)];
+            let pan_xy = [
+                ranges.object_x_m.sample(rng),
+                0.5 * ranges.object_y_m.sample(rng),
+            ];
             let pan_radius = 0.12;
             objects.push(ObjectSpec {
                 name: "pan".into(),

@@ -96,22 +96,36 @@ pub struct Judge<'a> {
 
 impl<'a> Judge<'a> {
     fn object(&self) -> Option<usize> {
-        self.task.goal.object.as_deref().and_then(|n| self.task.object_index(n))
+        self.task
+            .goal
+            .object
+            .as_deref()
+            .and_then(|n| self.task.object_index(n))
     }
 
     fn support(&self) -> Option<usize> {
-        self.task.goal.support.as_deref().and_then(|n| self.task.object_index(n))
+        self.task
+            .goal
+            .support
+            .as_deref()
+            .and_then(|n| self.task.object_index(n))
     }
 
     fn zone_center(&self) -> Option<Vector3<f64>> {
-        let z = self.task.goal.zone.as_deref().and_then(|n| self.task.zones.iter().find(|z| z.name == n))?;
+        let z = self
+            .task
+            .goal
+            .zone
+            .as_deref()
+            .and_then(|n| self.task.zones.iter().find(|z| z.name == n))?;
         Some(Vector3::from(z.center_m))
     }
 
     /// Both (all) fingers touch object `o` and it is off the table and above its start.
     pub fn grasped(&self, s: &PhysicsState, o: usize) -> bool {
         let fingers = &s.contacts.finger_touch;
-        let all_touch = fingers.len() >= 2 && fingers.iter().all(|f| f.get(o).copied().unwrap_or(false));
+        let all_touch =
+            fingers.len() >= 2 && fingers.iter().all(|f| f.get(o).copied().unwrap_or(false));
         all_touch && !self.on_table(s, o) && self.height_gain(s, o) > LIFTED_M
     }
 
@@ -120,7 +134,10 @@ impl<'a> Judge<'a> {
     }
 
     fn released(&self, s: &PhysicsState, o: usize) -> bool {
-        s.contacts.finger_touch.iter().all(|f| !f.get(o).copied().unwrap_or(false))
+        s.contacts
+            .finger_touch
+            .iter()
+            .all(|f| !f.get(o).copied().unwrap_or(false))
             && !s.contacts.tool_touch.get(o).copied().unwrap_or(false)
     }
 
@@ -132,15 +149,25 @@ impl<'a> Judge<'a> {
     }
 
     fn at_rest(&self, s: &PhysicsState, o: usize) -> bool {
-        s.objects.get(o).is_some_and(|x| x.at_rest(REST_LIN_M_S, REST_ANG_RAD_S))
+        s.objects
+            .get(o)
+            .is_some_and(|x| x.at_rest(REST_LIN_M_S, REST_ANG_RAD_S))
     }
 
     /// Object `o` is inside the goal zone's footprint and resting on the table.
     fn in_zone(&self, s: &PhysicsState, o: usize) -> bool {
-        let Some(zone) = self.task.goal.zone.as_deref().and_then(|n| self.task.zones.iter().find(|z| z.name == n)) else {
+        let Some(zone) = self
+            .task
+            .goal
+            .zone
+            .as_deref()
+            .and_then(|n| self.task.zones.iter().find(|z| z.name == n))
+        else {
             return false;
         };
-        let Some(obj) = s.objects.get(o) else { return false };
+        let Some(obj) = s.objects.get(o) else {
+            return false;
+        };
         let p = obj.position_m();
         (p.x - zone.center_m[0]).abs() <= zone.half_extents_m[0]
             && (p.y - zone.center_m[1]).abs() <= zone.half_extents_m[1]
@@ -158,11 +185,13 @@ impl<'a> Judge<'a> {
             SkillKind::Reach => self
                 .zone_center()
                 .is_some_and(|c| (s.ee_position_m() - c).norm() <= task.goal.reach_tolerance_m),
-            SkillKind::Push => self.object().is_some_and(|o| self.in_zone(s, o) && self.height_gain(s, o) < LIFTED_M),
-            SkillKind::Grasp => self.object().is_some_and(|o| self.grasped(s, o)),
-            SkillKind::Lift => self
+            SkillKind::Push => self
                 .object()
-                .is_some_and(|o| self.grasped(s, o) && self.height_gain(s, o) >= task.goal.lift_height_m),
+                .is_some_and(|o| self.in_zone(s, o) && self.height_gain(s, o) < LIFTED_M),
+            SkillKind::Grasp => self.object().is_some_and(|o| self.grasped(s, o)),
+            SkillKind::Lift => self.object().is_some_and(|o| {
+                self.grasped(s, o) && self.height_gain(s, o) >= task.goal.lift_height_m
+            }),
             SkillKind::Place => self
                 .object()
                 .is_some_and(|o| self.in_zone(s, o) && self.released(s, o) && self.at_rest(s, o)),
@@ -172,10 +201,24 @@ impl<'a> Judge<'a> {
             },
             SkillKind::Flip => match (self.object(), self.support()) {
                 (Some(o), Some(b)) => {
-                    let touching = s.contacts.object_touch.get(o).and_then(|r| r.get(b)).copied().unwrap_or(false);
+                    let touching = s
+                        .contacts
+                        .object_touch
+                        .get(o)
+                        .and_then(|r| r.get(b))
+                        .copied()
+                        .unwrap_or(false);
                     let upside_down = s.objects.get(o).is_some_and(|x| x.up_axis().z < -0.8);
-                    let started_up = self.initial.objects.get(o).is_some_and(|x| x.up_axis().z > 0.8);
-                    touching && upside_down && started_up && self.released(s, o) && self.at_rest(s, o)
+                    let started_up = self
+                        .initial
+                        .objects
+                        .get(o)
+                        .is_some_and(|x| x.up_axis().z > 0.8);
+                    touching
+                        && upside_down
+                        && started_up
+                        && self.released(s, o)
+                        && self.at_rest(s, o)
                 }
                 _ => false,
             },
@@ -183,13 +226,23 @@ impl<'a> Judge<'a> {
     }
 
     fn stacked(&self, s: &PhysicsState, o: usize, b: usize) -> bool {
-        let (Some(top), Some(base)) = (s.objects.get(o), s.objects.get(b)) else { return false };
-        let (Some(top_spec), Some(base_spec)) = (self.task.objects.get(o), self.task.objects.get(b)) else {
+        let (Some(top), Some(base)) = (s.objects.get(o), s.objects.get(b)) else {
+            return false;
+        };
+        let (Some(top_spec), Some(base_spec)) =
+            (self.task.objects.get(o), self.task.objects.get(b))
+        else {
             return false;
         };
         let d = top.position_m() - base.position_m();
         let expected_dz = half_height_m(&top_spec.kind) + half_height_m(&base_spec.kind);
-        let touching = s.contacts.object_touch.get(o).and_then(|r| r.get(b)).copied().unwrap_or(false);
+        let touching = s
+            .contacts
+            .object_touch
+            .get(o)
+            .and_then(|r| r.get(b))
+            .copied()
+            .unwrap_or(false);
         touching
             && d.xy().norm() <= half_width_m(&base_spec.kind)
             && (d.z - expected_dz).abs() <= 0.01
@@ -203,8 +256,15 @@ impl<'a> Judge<'a> {
     pub fn failure(&self, s: &PhysicsState) -> Option<Failure> {
         self.task.objects.iter().enumerate().find_map(|(i, spec)| {
             let limit = spec.fragile_force_n?;
-            let peak = s.contacts.object_peak_force_n.get(i).copied().unwrap_or(0.0);
-            (peak > limit).then(|| Failure::Broken { object: spec.name.clone() })
+            let peak = s
+                .contacts
+                .object_peak_force_n
+                .get(i)
+                .copied()
+                .unwrap_or(0.0);
+            (peak > limit).then(|| Failure::Broken {
+                object: spec.name.clone(),
+            })
         })
     }
 
@@ -213,7 +273,9 @@ impl<'a> Judge<'a> {
         let w = self.weights;
         let ee = s.ee_position_m();
         let object = self.object();
-        let object_pos = object.and_then(|o| s.objects.get(o)).map(|x| x.position_m());
+        let object_pos = object
+            .and_then(|o| s.objects.get(o))
+            .map(|x| x.position_m());
         let shaping = |d: f64| 1.0 - (5.0 * d).tanh();
         let reach_target = match self.task.skill {
             SkillKind::Reach => self.zone_center(),
@@ -232,7 +294,10 @@ impl<'a> Judge<'a> {
             }
             let goal_pos = match self.task.skill {
                 SkillKind::Push | SkillKind::Place => self.zone_center(),
-                SkillKind::Stack | SkillKind::Flip => self.support().and_then(|b| s.objects.get(b)).map(|x| x.position_m()),
+                SkillKind::Stack | SkillKind::Flip => self
+                    .support()
+                    .and_then(|b| s.objects.get(b))
+                    .map(|x| x.position_m()),
                 _ => None,
             };
             if let (Some(p), Some(g)) = (object_pos, goal_pos) {
@@ -240,10 +305,18 @@ impl<'a> Judge<'a> {
             }
         }
         t.success = w.success * f64::from(u8::from(self.success(s)));
-        t.table_collision = -w.table_collision * f64::from(u8::from(s.contacts.robot_env_force_n > TABLE_COLLISION_N));
+        t.table_collision = -w.table_collision
+            * f64::from(u8::from(s.contacts.robot_env_force_n > TABLE_COLLISION_N));
         t.joint_limit = -w.joint_limit * s.joint_limit_hits as f64;
         t.energy = -w.energy_per_j * s.motor_energy_j;
-        t.total = t.reach + t.grasp + t.lift + t.goal + t.success + t.table_collision + t.joint_limit + t.energy;
+        t.total = t.reach
+            + t.grasp
+            + t.lift
+            + t.goal
+            + t.success
+            + t.table_collision
+            + t.joint_limit
+            + t.energy;
         t
     }
 }

@@ -59,7 +59,11 @@ const ROT_TOL_RAD: f64 = 0.05;
 impl ScriptedPickPlace {
     pub fn new(info: &EpisodeInfo<'_>, scale: ActionScale) -> Self {
         let task = info.task.clone();
-        let object = task.goal.object.as_deref().and_then(|n| task.object_index(n));
+        let object = task
+            .goal
+            .object
+            .as_deref()
+            .and_then(|n| task.object_index(n));
         ScriptedPickPlace {
             robot: info.robot.clone(),
             world_from_root: info.world_from_root,
@@ -87,11 +91,25 @@ impl ScriptedPickPlace {
         let half = half_height_m(&self.task.objects.get(o)?.kind);
         match self.task.skill {
             SkillKind::Place => {
-                let zone = self.task.goal.zone.as_deref().and_then(|n| self.task.zones.iter().find(|z| z.name == n))?;
-                Some(Vector3::new(zone.center_m[0], zone.center_m[1], self.task.table.top_z_m + half))
+                let zone = self
+                    .task
+                    .goal
+                    .zone
+                    .as_deref()
+                    .and_then(|n| self.task.zones.iter().find(|z| z.name == n))?;
+                Some(Vector3::new(
+                    zone.center_m[0],
+                    zone.center_m[1],
+                    self.task.table.top_z_m + half,
+                ))
             }
             SkillKind::Stack => {
-                let b = self.task.goal.support.as_deref().and_then(|n| self.task.object_index(n))?;
+                let b = self
+                    .task
+                    .goal
+                    .support
+                    .as_deref()
+                    .and_then(|n| self.task.object_index(n))?;
                 let base = iso_from_pose7(&obs.objects.get(b)?.world_from_object);
                 let base_half = half_height_m(&self.task.objects.get(b)?.kind);
                 Some(base.translation.vector + Vector3::new(0.0, 0.0, base_half + half))
@@ -103,8 +121,15 @@ impl ScriptedPickPlace {
     fn goal(&mut self, obs: &Observation, world_from_ee: &Isometry3<f64>) -> (Vector3<f64>, f64) {
         let top = self.task.table.top_z_m;
         if self.task.skill == SkillKind::Reach {
-            let zone = self.task.goal.zone.as_deref().and_then(|n| self.task.zones.iter().find(|z| z.name == n));
-            let c = zone.map_or(world_from_ee.translation.vector, |z| Vector3::from(z.center_m));
+            let zone = self
+                .task
+                .goal
+                .zone
+                .as_deref()
+                .and_then(|n| self.task.zones.iter().find(|z| z.name == n));
+            let c = zone.map_or(world_from_ee.translation.vector, |z| {
+                Vector3::from(z.center_m)
+            });
             return (c, 1.0);
         }
         let Some(object) = self.object.and_then(|o| obs.objects.get(o)) else {
@@ -160,7 +185,8 @@ impl Controller for ScriptedPickPlace {
         let dp = goal_pos - world_from_target.translation.vector;
         let dr = (goal_rot * world_from_target.rotation.inverse()).scaled_axis();
         let tracking_m = (world_from_ee.translation.vector - goal_pos).norm();
-        let reached = dp.norm() < POS_TOL_M && dr.norm() < ROT_TOL_RAD && tracking_m < TRACKING_TOL_M;
+        let reached =
+            dp.norm() < POS_TOL_M && dr.norm() < ROT_TOL_RAD && tracking_m < TRACKING_TOL_M;
         self.phase_steps += 1;
         let t = self.phase_steps as f64 * self.control_dt_s;
         let places = matches!(self.task.skill, SkillKind::Place | SkillKind::Stack);
@@ -180,7 +206,11 @@ impl Controller for ScriptedPickPlace {
         }
         let norm = |v: Vector3<f64>, s: f64| {
             let a = v / s;
-            [a.x.clamp(-1.0, 1.0), a.y.clamp(-1.0, 1.0), a.z.clamp(-1.0, 1.0)]
+            [
+                a.x.clamp(-1.0, 1.0),
+                a.y.clamp(-1.0, 1.0),
+                a.z.clamp(-1.0, 1.0),
+            ]
         };
         Action::EeDelta {
             dpos: norm(dp, self.scale.max_ee_step_m),

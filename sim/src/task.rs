@@ -230,7 +230,10 @@ impl TaskSpec {
     pub fn validate(&self) -> Result<()> {
         let err = |field: String, problem: &str| Err(SimError::task(&self.name, field, problem));
         if !(self.max_duration_s.is_finite() && self.max_duration_s > 0.0) {
-            return err("max_duration_s".into(), "must be a positive number of seconds");
+            return err(
+                "max_duration_s".into(),
+                "must be a positive number of seconds",
+            );
         }
         let t = &self.table;
         if t.size_m.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
@@ -247,7 +250,12 @@ impl TaskSpec {
             if !(o.friction.is_finite() && o.friction >= 0.0) {
                 return err(f("friction"), "must be >= 0");
             }
-            if o.pose.xyz_m.iter().chain(&o.pose.rpy_rad).any(|v| !v.is_finite()) {
+            if o.pose
+                .xyz_m
+                .iter()
+                .chain(&o.pose.rpy_rad)
+                .any(|v| !v.is_finite())
+            {
                 return err(f("pose"), "must be finite");
             }
             let dims: Vec<f64> = match &o.kind {
@@ -279,7 +287,10 @@ impl TaskSpec {
             }
         }
         for (i, z) in self.zones.iter().enumerate() {
-            if z.half_extents_m.iter().any(|h| !(h.is_finite() && *h > 0.0)) {
+            if z.half_extents_m
+                .iter()
+                .any(|h| !(h.is_finite() && *h > 0.0))
+            {
                 return err(
                     format!("zones[{i}] ({}).half_extents_m", z.name),
                     "must be positive",

@@ -1,20 +1,32 @@
 //! Episode batches: determinism across thread counts, the scripted reference solving lift and
+#![allow(clippy::unwrap_used)] // test helpers
 //! place, physics health.
 
 use std::sync::Arc;
 
 use rand_chacha::ChaCha8Rng;
 use sim::library::{sample_task, TaskRanges};
-use sim::{BatchConfig, Controller, EpisodeBatch, EpisodeInfo, ScriptedPickPlace, SimConfig, SkillKind, TaskSpec};
+use sim::{
+    BatchConfig, Controller, EpisodeBatch, EpisodeInfo, ScriptedPickPlace, SimConfig, SkillKind,
+    TaskSpec,
+};
 
 fn run(robot: &str, skill: SkillKind, episodes: usize, threads: usize, seed: u64) -> EpisodeBatch {
     let robot = Arc::new(robots::load_builtin(robot).unwrap());
     let config = Arc::new(SimConfig::default());
     let scale = config.action_scale.clone();
     let ranges = TaskRanges::default();
-    let tasks = move |_: usize, rng: &mut ChaCha8Rng| -> TaskSpec { sample_task(skill, &ranges, rng) };
-    let factory = move |info: &EpisodeInfo<'_>| -> Box<dyn Controller> { Box::new(ScriptedPickPlace::new(info, scale.clone())) };
-    let cfg = BatchConfig { episodes, seed, threads: Some(threads), record_images: false };
+    let tasks =
+        move |_: usize, rng: &mut ChaCha8Rng| -> TaskSpec { sample_task(skill, &ranges, rng) };
+    let factory = move |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
+        Box::new(ScriptedPickPlace::new(info, scale.clone()))
+    };
+    let cfg = BatchConfig {
+        episodes,
+        seed,
+        threads: Some(threads),
+        record_images: false,
+    };
     EpisodeBatch::run(robot, config, &cfg, &tasks, &factory, &|| {}).unwrap()
 }
 
@@ -25,24 +37,48 @@ fn batch_hash_is_identical_at_one_and_two_threads() {
     assert_eq!(a.stats.trajectory_hash, b.stats.trajectory_hash);
     assert_eq!(a.episodes, b.episodes);
     let c = run("ur5e", SkillKind::Lift, 4, 2, 12);
-    assert_ne!(a.stats.trajectory_hash, c.stats.trajectory_hash, "the seed must matter");
+    assert_ne!(
+        a.stats.trajectory_hash, c.stats.trajectory_hash,
+        "the seed must matter"
+    );
 }
 
 #[test]
 fn scripted_controller_lifts_on_ur5e() {
     let batch = run("ur5e", SkillKind::Lift, 8, 2, 5);
-    assert_eq!(batch.stats.invalid, 0, "{:?}", batch.episodes.iter().filter_map(|e| e.outcome.invalid.clone()).collect::<Vec<_>>());
-    assert!(batch.stats.success_rate >= 0.75, "lift success {}", batch.stats.success_rate);
+    assert_eq!(
+        batch.stats.invalid,
+        0,
+        "{:?}",
+        batch
+            .episodes
+            .iter()
+            .filter_map(|e| e.outcome.invalid.clone())
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        batch.stats.success_rate >= 0.75,
+        "lift success {}",
+        batch.stats.success_rate
+    );
 }
 
 #[test]
 fn scripted_controller_places_on_ur5e() {
     let batch = run("ur5e", SkillKind::Place, 6, 2, 6);
-    assert!(batch.stats.success_rate >= 0.66, "place success {}", batch.stats.success_rate);
+    assert!(
+        batch.stats.success_rate >= 0.66,
+        "place success {}",
+        batch.stats.success_rate
+    );
 }
 
 #[test]
 fn scripted_controller_lifts_on_panda() {
     let batch = run("panda", SkillKind::Lift, 6, 2, 7);
-    assert!(batch.stats.success_rate >= 0.66, "panda lift success {}", batch.stats.success_rate);
+    assert!(
+        batch.stats.success_rate >= 0.66,
+        "panda lift success {}",
+        batch.stats.success_rate
+    );
 }

@@ -22,7 +22,11 @@ fn object_at(p: [f64; 3]) -> ObjectState {
 }
 
 fn state(task: &TaskSpec, ee: [f64; 3]) -> PhysicsState {
-    let objects: Vec<ObjectState> = task.objects.iter().map(|o| object_at(o.pose.xyz_m)).collect();
+    let objects: Vec<ObjectState> = task
+        .objects
+        .iter()
+        .map(|o| object_at(o.pose.xyz_m))
+        .collect();
     let mut contacts = ContactSummary::new(2, objects.len());
     contacts.object_on_table.iter_mut().for_each(|t| *t = true);
     PhysicsState {
@@ -44,7 +48,11 @@ fn lift_needs_both_fingers_and_height() {
     let t = task(SkillKind::Lift);
     let w = RewardWeights::default();
     let initial = state(&t, [0.3, 0.0, 0.7]);
-    let judge = Judge { task: &t, initial: &initial, weights: &w };
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
     let start = t.objects[0].pose.xyz_m;
     let mut s = initial.clone();
     assert!(!judge.success(&s), "resting cube is not lifted");
@@ -60,7 +68,11 @@ fn lift_needs_both_fingers_and_height() {
     assert!(!judge.success(&s));
     assert!(judge.grasped(&s, 0));
     let r = judge.reward(&s);
-    assert!((r.lift - w.lift * 0.5).abs() < 1e-9, "lift term is height fraction: {}", r.lift);
+    assert!(
+        (r.lift - w.lift * 0.5).abs() < 1e-9,
+        "lift term is height fraction: {}",
+        r.lift
+    );
     assert_eq!(r.grasp, w.grasp);
     assert_eq!(r.success, 0.0);
 }
@@ -70,14 +82,21 @@ fn place_requires_zone_release_and_rest() {
     let t = task(SkillKind::Place);
     let w = RewardWeights::default();
     let initial = state(&t, [0.3, 0.0, 0.7]);
-    let judge = Judge { task: &t, initial: &initial, weights: &w };
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
     let zone = &t.zones[0];
     let z = t.objects[0].pose.xyz_m[2];
     let mut s = initial.clone();
     s.objects[0] = object_at([zone.center_m[0], zone.center_m[1], z]);
     assert!(judge.success(&s));
     let r = judge.reward(&s);
-    assert!((r.goal - w.goal).abs() < 1e-9, "at the zone centre the goal term is full");
+    assert!(
+        (r.goal - w.goal).abs() < 1e-9,
+        "at the zone centre the goal term is full"
+    );
     // Still held by a finger: not released.
     s.contacts.finger_touch[0][0] = true;
     assert!(!judge.success(&s));
@@ -87,7 +106,11 @@ fn place_requires_zone_release_and_rest() {
     assert!(!judge.success(&s));
     s.objects[0].lin_vel_m_s = [0.0; 3];
     // Just outside the zone.
-    s.objects[0] = object_at([zone.center_m[0] + zone.half_extents_m[0] + 0.001, zone.center_m[1], z]);
+    s.objects[0] = object_at([
+        zone.center_m[0] + zone.half_extents_m[0] + 0.001,
+        zone.center_m[1],
+        z,
+    ]);
     assert!(!judge.success(&s));
 }
 
@@ -97,7 +120,11 @@ fn reach_uses_tcp_distance() {
     let w = RewardWeights::default();
     let c = t.zones[0].center_m;
     let initial = state(&t, [0.3, 0.0, 0.7]);
-    let judge = Judge { task: &t, initial: &initial, weights: &w };
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
     assert!(judge.success(&state(&t, [c[0] + 0.015, c[1], c[2]])));
     assert!(!judge.success(&state(&t, [c[0] + 0.025, c[1], c[2]])));
     let r = judge.reward(&state(&t, [c[0] + 0.1, c[1], c[2]]));
@@ -110,10 +137,16 @@ fn stack_needs_contact_alignment_and_support_on_table() {
     let t = task(SkillKind::Stack);
     let w = RewardWeights::default();
     let initial = state(&t, [0.3, 0.0, 0.7]);
-    let judge = Judge { task: &t, initial: &initial, weights: &w };
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
     let base = t.objects[1].pose.xyz_m;
     let (h_top, h_base) = match (&t.objects[0].kind, &t.objects[1].kind) {
-        (sim::task::ObjectKind::Cube { size_m: a }, sim::task::ObjectKind::Cube { size_m: b }) => (a[2] / 2.0, b[2] / 2.0),
+        (sim::task::ObjectKind::Cube { size_m: a }, sim::task::ObjectKind::Cube { size_m: b }) => {
+            (a[2] / 2.0, b[2] / 2.0)
+        }
         _ => unreachable!(),
     };
     let mut s = initial.clone();
@@ -131,7 +164,11 @@ fn flip_needs_upside_down_disc_on_pan() {
     let t = task(SkillKind::Flip);
     let w = RewardWeights::default();
     let initial = state(&t, [0.3, 0.0, 0.7]);
-    let judge = Judge { task: &t, initial: &initial, weights: &w };
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
     let mut s = initial.clone();
     s.contacts.object_touch[1][0] = true;
     assert!(!judge.success(&s), "still face up");
@@ -146,13 +183,22 @@ fn fragile_object_breaks_above_threshold() {
     let t = task(SkillKind::Flip);
     let w = RewardWeights::default();
     let initial = state(&t, [0.3, 0.0, 0.7]);
-    let judge = Judge { task: &t, initial: &initial, weights: &w };
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
     let limit = t.objects[1].fragile_force_n.expect("pancake is fragile");
     let mut s = initial.clone();
     s.contacts.object_peak_force_n[1] = limit * 0.9;
     assert_eq!(judge.failure(&s), None);
     s.contacts.object_peak_force_n[1] = limit * 1.1;
-    assert_eq!(judge.failure(&s), Some(Failure::Broken { object: "pancake".into() }));
+    assert_eq!(
+        judge.failure(&s),
+        Some(Failure::Broken {
+            object: "pancake".into()
+        })
+    );
 }
 
 #[test]
@@ -160,7 +206,11 @@ fn penalties_for_table_contact_limits_and_energy() {
     let t = task(SkillKind::Lift);
     let w = RewardWeights::default();
     let initial = state(&t, [0.3, 0.0, 0.7]);
-    let judge = Judge { task: &t, initial: &initial, weights: &w };
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
     let mut s = initial.clone();
     s.contacts.robot_env_force_n = 5.0;
     s.joint_limit_hits = 2;
@@ -169,6 +219,13 @@ fn penalties_for_table_contact_limits_and_energy() {
     assert_eq!(r.table_collision, -w.table_collision);
     assert_eq!(r.joint_limit, -2.0 * w.joint_limit);
     assert!((r.energy + 3.0 * w.energy_per_j).abs() < 1e-12);
-    let sum = r.reach + r.grasp + r.lift + r.goal + r.success + r.table_collision + r.joint_limit + r.energy;
+    let sum = r.reach
+        + r.grasp
+        + r.lift
+        + r.goal
+        + r.success
+        + r.table_collision
+        + r.joint_limit
+        + r.energy;
     assert!((r.total - sum).abs() < 1e-12);
 }

@@ -24,12 +24,24 @@ fn front_camera_sees_cube_zone_table_and_robot_wrist_sees_the_table() {
     assert_eq!(front.rgb.len(), 64 * 64 * 3);
     assert!(has(front, OBJECT_SEGMENT_BASE) > 0, "cube visible");
     assert!(has(front, ZONE_SEGMENT_BASE) > 0, "zone visible");
-    assert!(has(front, TABLE_SEGMENT) > 400, "table fills much of the view");
-    assert!(front.segmentation.iter().any(|s| *s >= sim::scene::robot::ROBOT_SEGMENT_BASE), "robot visible");
+    assert!(
+        has(front, TABLE_SEGMENT) > 400,
+        "table fills much of the view"
+    );
+    assert!(
+        front
+            .segmentation
+            .iter()
+            .any(|s| *s >= sim::scene::robot::ROBOT_SEGMENT_BASE),
+        "robot visible"
+    );
     // Depth is positive exactly where something was hit.
     for (d, s) in front.depth_m.iter().zip(&front.segmentation) {
         assert_eq!(*d > 0.0, *s != 0);
     }
     let wrist = &frames[1];
-    assert!(has(wrist, TABLE_SEGMENT) > 200, "wrist camera looks down at the table");
+    assert!(
+        has(wrist, TABLE_SEGMENT) > 200,
+        "wrist camera looks down at the table"
+    );
 }

@@ -21,14 +21,24 @@ fn default_families_validate_and_round_trip() {
 fn bad_fields_are_named() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     let good = sample_task(SkillKind::Place, &TaskRanges::default(), &mut rng);
-    let cases: Vec<(Box<dyn Fn(&mut TaskSpec)>, &str)> = vec![
+    type Mutation = Box<dyn Fn(&mut TaskSpec)>;
+    let cases: Vec<(Mutation, &str)> = vec![
         (Box::new(|t| t.objects[0].mass_kg = 0.0), "mass_kg"),
         (Box::new(|t| t.objects[0].mass_kg = -1.0), "mass_kg"),
         (Box::new(|t| t.objects[0].friction = f64::NAN), "friction"),
-        (Box::new(|t| t.goal.zone = Some("nowhere".into())), "goal.zone"),
-        (Box::new(|t| t.goal.object = Some("ghost".into())), "goal.object"),
+        (
+            Box::new(|t| t.goal.zone = Some("nowhere".into())),
+            "goal.zone",
+        ),
+        (
+            Box::new(|t| t.goal.object = Some("ghost".into())),
+            "goal.object",
+        ),
         (Box::new(|t| t.max_duration_s = 0.0), "max_duration_s"),
-        (Box::new(|t| t.zones[0].half_extents_m[1] = -0.1), "half_extents_m"),
+        (
+            Box::new(|t| t.zones[0].half_extents_m[1] = -0.1),
+            "half_extents_m",
+        ),
         (Box::new(|t| t.table.size_m[2] = 0.0), "table.size_m"),
     ];
     for (mutate, field) in cases {
@@ -42,7 +52,12 @@ fn bad_fields_are_named() {
 
 #[test]
 fn malformed_json_names_the_source() {
-    let err = TaskSpec::from_json("{\"name\": 3", "tasks/broken.json").unwrap_err().to_string();
+    let err = TaskSpec::from_json("{\"name\": 3", "tasks/broken.json")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("tasks/broken.json"), "{err}");
-    assert!(SkillKind::parse("juggle").unwrap_err().to_string().contains("juggle"));
+    assert!(SkillKind::parse("juggle")
+        .unwrap_err()
+        .to_string()
+        .contains("juggle"));
 }

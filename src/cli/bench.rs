@@ -43,7 +43,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             } else {
                 let fmt = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.0}"));
                 let ratio = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.2}×"));
-                println!("physics, anchor arm-cube scene ({:?} joints)", r.articulation);
+                println!(
+                    "physics, anchor arm-cube scene ({:?} joints)",
+                    r.articulation
+                );
                 println!(
                     "  1 thread : ours {:.0} steps/s, MuJoCo {} steps/s, ratio {}",
                     r.steps_per_sec_1t,

@@ -9,7 +9,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::Rng;
 use serde::Serialize;
 use sim::library::{sample_task, TaskRanges};
-use sim::{Action, BatchConfig, Controller, EpisodeBatch, EpisodeInfo, Observation, ScriptedPickPlace, SimConfig, SkillKind, TaskSpec};
+use sim::{
+    Action, BatchConfig, Controller, EpisodeBatch, EpisodeInfo, Observation, ScriptedPickPlace,
+    SimConfig, SkillKind, TaskSpec,
+};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ControllerKind {
@@ -96,12 +99,15 @@ impl Controller for HoldController {
 
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let robot = Arc::new(
-        robots::load_manipulator(&args.robot, None).with_context(|| format!("loading robot `{}`", args.robot))?,
+        robots::load_manipulator(&args.robot, None)
+            .with_context(|| format!("loading robot `{}`", args.robot))?,
     );
     let mut config: SimConfig = match &args.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-            serde_json::from_str(&text).with_context(|| format!("parsing sim config {}", path.display()))?
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            serde_json::from_str(&text)
+                .with_context(|| format!("parsing sim config {}", path.display()))?
         }
         None => SimConfig::default(),
     };
@@ -115,7 +121,8 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     }
     let fixed_task: Option<TaskSpec> = match &args.task_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
             Some(TaskSpec::from_json(&text, &path.display().to_string())?)
         }
         None => None,
@@ -145,8 +152,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     };
     let bar = ProgressBar::new(args.episodes as u64);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} sim [{bar:30}] {pos}/{len} episodes {per_sec} eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{spinner} sim [{bar:30}] {pos}/{len} episodes {per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let batch_cfg = BatchConfig {
         episodes: args.episodes,
@@ -154,9 +163,20 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         threads: args.threads,
         record_images: false,
     };
-    let batch = EpisodeBatch::run(robot.clone(), Arc::new(config), &batch_cfg, &tasks, &factory, &|| bar.inc(1))?;
+    let batch = EpisodeBatch::run(
+        robot.clone(),
+        Arc::new(config),
+        &batch_cfg,
+        &tasks,
+        &factory,
+        &|| bar.inc(1),
+    )?;
     bar.finish_and_clear();
-    let times: Vec<f64> = batch.episodes.iter().filter_map(|e| e.outcome.success_time_s).collect();
+    let times: Vec<f64> = batch
+        .episodes
+        .iter()
+        .filter_map(|e| e.outcome.success_time_s)
+        .collect();
     let report = SimReport {
         robot: &robot.model.name,
         robot_model_hash: &robot.model.model_hash,
@@ -164,8 +184,14 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         controller: format!("{:?}", args.controller).to_lowercase(),
         seed: args.seed,
         stats: &batch.stats,
-        success_time_mean_s: (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64),
-        invalid_reasons: batch.episodes.iter().filter_map(|e| e.outcome.invalid.clone()).take(5).collect(),
+        success_time_mean_s: (!times.is_empty())
+            .then(|| times.iter().sum::<f64>() / times.len() as f64),
+        invalid_reasons: batch
+            .episodes
+            .iter()
+            .filter_map(|e| e.outcome.invalid.clone())
+            .take(5)
+            .collect(),
     };
     if args.json {
         println!("{}", serde_json::to_string(&report)?);

@@ -143,46 +143,21 @@ pub fn physics_report_with(cfg: &PhysicsReportConfig) -> Result<PhysicsReport> {
         threads,
         ..PhysicsBenchConfig::default()
     };
-    let mujoco = if cfg.with_mujoco {
-        Some(MujocoRunner::new(cfg))
-    } else {
-        None
+    let mut mujoco = MujocoSide {
+        runner: cfg.with_mujoco.then(|| MujocoRunner::new(cfg)),
+        note: None,
     };
 
     let rapier_1t = run_physics_bench(&bench_cfg(1))?;
-    let mut note = None;
-    let mut run_mj = |threads: usize| -> Option<MujocoBench> {
-        let runner = mujoco.as_ref()?;
-        match runner
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|r| r.bench(threads))
-        {
-            Ok(b) => Some(b),
-            Err(e) => {
-                note.get_or_insert(e.to_string());
-                None
-            }
-        }
-    };
-    let mj_1t = run_mj(1);
+    let mj_1t = mujoco.run(|r| r.bench(1));
     let rapier = run_physics_bench(&bench_cfg(cfg.threads))?;
-    let mj = run_mj(cfg.threads);
-    let mj_fidelity = match mujoco.as_ref().map(|r| {
-        r.as_ref()
-            .map_err(Clone::clone)
-            .and_then(MujocoRunner::fidelity)
-    }) {
-        Some(Ok(f)) => Some(f),
-        Some(Err(e)) => {
-            note.get_or_insert(e.to_string());
-            None
-        }
-        None => None,
+    let mj = mujoco.run(|r| r.bench(cfg.threads));
+    let mj_fidelity = mujoco.run(MujocoRunner::fidelity);
+    let note = if cfg.with_mujoco {
+        mujoco.note
+    } else {
+        Some("mujoco not run (with_mujoco = false)".into())
     };
-    if !cfg.with_mujoco {
-        note = Some("mujoco not run (with_mujoco = false)".into());
-    }
     let ours = fidelity(cfg.articulation, &cfg.scene)?;
     let ratio = |ours: f64, theirs: Option<&MujocoBench>| theirs.map(|m| ours / m.steps_per_sec);
     Ok(PhysicsReport {
@@ -207,6 +182,27 @@ pub fn physics_report_with(cfg: &PhysicsReportConfig) -> Result<PhysicsReport> {
     })
 }
 
+type MjResult<T> = std::result::Result<T, MujocoError>;
+
+/// The MuJoCo side of a report: its runner (if asked for) and the first failure.
+struct MujocoSide {
+    runner: Option<MjResult<MujocoRunner>>,
+    note: Option<String>,
+}
+
+impl MujocoSide {
+    /// Runs `f` if MuJoCo is available; a failure becomes the note (the first one wins).
+    fn run<T>(&mut self, f: impl FnOnce(&MujocoRunner) -> MjResult<T>) -> Option<T> {
+        let result = match self.runner.as_ref()? {
+            Ok(runner) => f(runner),
+            Err(e) => Err(e.clone()),
+        };
+        result
+            .map_err(|e| self.note.get_or_insert(e.to_string()))
+            .ok()
+    }
+}
+
 /// A located python with mujoco, and the anchor files.
 #[derive(Debug, Clone)]
 struct MujocoRunner {
@@ -227,7 +223,7 @@ impl std::fmt::Display for MujocoError {
 }
 
 impl MujocoRunner {
-    fn new(cfg: &PhysicsReportConfig) -> std::result::Result<Self, MujocoError> {
+    fn new(cfg: &PhysicsReportConfig) -> MjResult<Self> {
         let anchors = cfg.anchors_dir.clone().ok_or_else(|| {
             MujocoError(
                 "no anchors folder with mujoco_arm_cube.xml (set COEVOLVE_ANCHORS_DIR or put \
@@ -244,10 +240,7 @@ impl MujocoRunner {
         })
     }
 
-    fn run_json<T: serde::de::DeserializeOwned>(
-        &self,
-        args: &[&std::ffi::OsStr],
-    ) -> std::result::Result<T, MujocoError> {
+    fn run_json<T: serde::de::DeserializeOwned>(&self, args: &[&std::ffi::OsStr]) -> MjResult<T> {
         let out = Command::new(&self.python)
             .args(args)
             .output()
@@ -271,7 +264,7 @@ impl MujocoRunner {
             .map_err(|e| MujocoError(format!("unexpected output of {:?}: {e}: {stdout}", args)))
     }
 
-    fn bench(&self, threads: usize) -> std::result::Result<MujocoBench, MujocoError> {
+    fn bench(&self, threads: usize) -> MjResult<MujocoBench> {
         let threads = threads.to_string();
         self.run_json(&[
             self.bench_py.as_os_str(),
@@ -281,13 +274,13 @@ impl MujocoRunner {
         ])
     }
 
-    fn fidelity(&self) -> std::result::Result<Fidelity, MujocoError> {
+    fn fidelity(&self) -> MjResult<Fidelity> {
         self.run_json(&[self.fidelity_py.as_os_str(), self.scene_xml.as_os_str()])
     }
 }
 
 /// The venv's python, running `scripts/python-env.sh` first when the venv is missing.
-fn ensure_venv(repo_root: &Path) -> std::result::Result<PathBuf, MujocoError> {
+fn ensure_venv(repo_root: &Path) -> MjResult<PathBuf> {
     let python = repo_root.join(".venv/bin/python");
     if python.is_file() {
         return Ok(python);

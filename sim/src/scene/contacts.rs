@@ -50,7 +50,11 @@ impl ContactSummary {
 
     /// Clears the "touching now" flags before a sub-step (peaks are kept).
     pub fn clear_touch(&mut self) {
-        for row in self.finger_touch.iter_mut().chain(self.object_touch.iter_mut()) {
+        for row in self
+            .finger_touch
+            .iter_mut()
+            .chain(self.object_touch.iter_mut())
+        {
             row.iter_mut().for_each(|t| *t = false);
         }
         self.tool_touch.iter_mut().for_each(|t| *t = false);

@@ -65,7 +65,11 @@ impl Scene {
         let mut world = PhysicsWorld::new();
         world.gravity = Vector::new(0.0, 0.0, -9.81);
         world.integration_parameters.dt = config.physics_dt_s as f32;
-        world.integration_parameters.num_solver_iterations = config.solver_iterations;
+        let params = &mut world.integration_parameters;
+        params.num_solver_iterations = config.solver_iterations;
+        params.num_internal_pgs_iterations = config.pgs_iterations;
+        // length_unit is 1 (metres), so the normalised distance is in metres.
+        params.normalized_prediction_distance = config.prediction_distance_m as f32;
         let environment = props::build_environment(&mut world, task, task.table.friction as f32);
         let world_from_root = Isometry3::translation(0.0, 0.0, task.table.top_z_m);
         let q_home = robot.home_q_rad.clone();
@@ -73,11 +77,13 @@ impl Scene {
         let mut articulation = RobotArticulation::build(
             &mut world,
             &robot,
-            &world_from_root,
-            &q_home,
-            1.0,
+            &robot::RobotPose {
+                world_from_root: &world_from_root,
+                q_arm_rad: &q_home,
+                gripper_opening: 1.0,
+                with_fingers,
+            },
             &config.gains,
-            with_fingers,
             config.articulation,
         );
         let tool = match task.tool {
@@ -132,7 +138,11 @@ impl Scene {
         let n_fingers = articulation.gripper.len();
         articulation.update_gravity_compensation(&world, 9.81);
         let gripper_target = if with_fingers { 1.0 } else { 0.0 };
-        articulation.set_targets(&mut world, &q_home, &gripper_targets(&robot, gripper_target));
+        articulation.set_targets(
+            &mut world,
+            &q_home,
+            &gripper_targets(&robot, gripper_target),
+        );
         Ok(Scene {
             world,
             robot,
@@ -170,7 +180,8 @@ impl Scene {
         match action {
             Action::JointDelta { dq, .. } => {
                 for ((q, d), l) in self.q_target_rad.iter_mut().zip(dq).zip(&limits) {
-                    *q = (*q + d.clamp(-1.0, 1.0) * scale.max_joint_step_rad).clamp(l.lower, l.upper);
+                    *q = (*q + d.clamp(-1.0, 1.0) * scale.max_joint_step_rad)
+                        .clamp(l.lower, l.upper);
                 }
             }
             Action::EeDelta { dpos, drot, .. } => {
@@ -183,9 +194,16 @@ impl Scene {
                     UnitQuaternion::from_scaled_axis(dr) * world_from_ee.rotation,
                 );
                 let root_from_target = self.world_from_root.inverse() * target;
-                let solution = self.robot.ik(&root_from_target, &self.q_target_rad, &self.config.ik);
+                let solution =
+                    self.robot
+                        .ik(&root_from_target, &self.q_target_rad, &self.config.ik);
                 if solution.q_rad.iter().all(|q| q.is_finite()) {
-                    for ((q, s), l) in self.q_target_rad.iter_mut().zip(&solution.q_rad).zip(&limits) {
+                    for ((q, s), l) in self
+                        .q_target_rad
+                        .iter_mut()
+                        .zip(&solution.q_rad)
+                        .zip(&limits)
+                    {
                         *q = s.clamp(l.lower, l.upper);
                     }
                 }
@@ -202,13 +220,16 @@ impl Scene {
         let substeps = self.config.substeps();
         let dt = self.config.physics_dt_s;
         let gripper_q = gripper_targets(&self.robot, self.gripper_target);
-        self.contacts = ContactSummary::new(self.articulation.gripper.len(), self.task.objects.len());
+        self.contacts =
+            ContactSummary::new(self.articulation.gripper.len(), self.task.objects.len());
         self.motor_energy_j = 0.0;
         for _ in 0..substeps {
             if self.config.gains.gravity_compensation {
-                self.articulation.update_gravity_compensation(&self.world, 9.81);
+                self.articulation
+                    .update_gravity_compensation(&self.world, 9.81);
             }
-            self.articulation.set_targets(&mut self.world, &self.q_target_rad, &gripper_q);
+            self.articulation
+                .set_targets(&mut self.world, &self.q_target_rad, &gripper_q);
             self.world.step();
             self.contacts.accumulate(&self.world, &self.roles, dt);
             self.motor_energy_j += self.motor_power_w() * dt;
@@ -254,7 +275,9 @@ impl Scene {
         let joint_limit_hits = q
             .iter()
             .zip(&limits)
-            .filter(|(q, l)| **q <= l.lower + JOINT_LIMIT_MARGIN || **q >= l.upper - JOINT_LIMIT_MARGIN)
+            .filter(|(q, l)| {
+                **q <= l.lower + JOINT_LIMIT_MARGIN || **q >= l.upper - JOINT_LIMIT_MARGIN
+            })
             .count();
         PhysicsState {
             time_s: self.time_s,
@@ -280,7 +303,11 @@ impl Scene {
             world_from_ee: state.world_from_ee,
             q_target_rad: self.q_target_rad.clone(),
             objects: state.objects.clone(),
-            images: if with_images { self.render_all() } else { Vec::new() },
+            images: if with_images {
+                self.render_all()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -293,7 +320,9 @@ impl Scene {
             .map(|c| match &c.mount {
                 CameraMount::Fixed { world_from_camera } => world_from_camera.to_isometry(),
                 CameraMount::LookAt { eye_m, target_m } => look_at(eye_m, target_m),
-                CameraMount::Wrist { ee_from_camera } => world_from_ee * ee_from_camera.to_isometry(),
+                CameraMount::Wrist { ee_from_camera } => {
+                    world_from_ee * ee_from_camera.to_isometry()
+                }
             })
             .collect()
     }
@@ -330,7 +359,10 @@ impl Scene {
             let w = body.angvel();
             let all = [p.x, p.y, p.z, v.x, v.y, v.z, w.x, w.y, w.z];
             if all.iter().any(|x| !x.is_finite()) {
-                return Some(format!("body {:?}: non-finite pose or velocity", handle.into_raw_parts().0));
+                return Some(format!(
+                    "body {:?}: non-finite pose or velocity",
+                    handle.into_raw_parts().0
+                ));
             }
             if v.length() as f64 > limits.max_linear_speed_m_s {
                 return Some(format!(
@@ -369,6 +401,10 @@ pub fn look_at(eye: &[f64; 3], target: &[f64; 3]) -> Isometry3<f64> {
     }
     let right = right.normalize();
     let down = forward.cross(&right);
-    let rotation = Rotation3::from_matrix_unchecked(nalgebra::Matrix3::from_columns(&[right, down, forward]));
-    Isometry3::from_parts(Translation3::from(eye), UnitQuaternion::from_rotation_matrix(&rotation))
+    let rotation =
+        Rotation3::from_matrix_unchecked(nalgebra::Matrix3::from_columns(&[right, down, forward]));
+    Isometry3::from_parts(
+        Translation3::from(eye),
+        UnitQuaternion::from_rotation_matrix(&rotation),
+    )
 }

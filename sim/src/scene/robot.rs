@@ -12,7 +12,7 @@ use rapier3d::prelude::*;
 use robots::{JointId, JointKind, LinkId, Manipulator};
 
 use crate::camera::Appearance;
-use crate::config::GainsConfig;
+use crate::config::{ArticulationKind, GainsConfig};
 use crate::convert::{iso_from_pose, na_from_vec, pose_from_iso, rotation_x_to, vec_from_na};
 use crate::scene::groups;
 use crate::scene::shapes::collider_for_geometry;
@@ -20,22 +20,23 @@ use crate::scene::shapes::collider_for_geometry;
 /// Segmentation id of robot link bodies: `ROBOT_SEGMENT_BASE + body index`.
 pub const ROBOT_SEGMENT_BASE: u16 = 100;
 
-/// How the robot's joints are simulated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ArticulationKind {
-    /// Reduced-coordinate multibody: exact joints, PD as implicit joint springs + damping.
-    #[default]
-    Multibody,
-    /// Maximal-coordinate impulse joints with force-based PD motors.
-    Impulse,
-}
-
 /// Handle of a built joint, by articulation kind.
 #[derive(Clone, Copy, Debug)]
 pub enum JointHandle {
     Impulse(ImpulseJointHandle),
     Multibody(MultibodyJointHandle),
+}
+
+/// Where and how a robot is placed when built.
+#[derive(Clone, Copy, Debug)]
+pub struct RobotPose<'a> {
+    /// The root link's frame in the world.
+    pub world_from_root: &'a Isometry3<f64>,
+    pub q_arm_rad: &'a [f64],
+    /// Gripper opening in [0, 1].
+    pub gripper_opening: f64,
+    /// With `false` the gripper joints' subtrees are left out (a tool is mounted instead).
+    pub with_fingers: bool,
 }
 
 /// One movable joint as built in rapier.
@@ -90,19 +91,20 @@ fn is_below(model: &robots::RobotModel, link: LinkId, ancestor: LinkId) -> bool 
 }
 
 impl RobotArticulation {
-    /// Builds the robot with its root link at `world_from_root`, joints at `q_arm_rad` and the
-    /// gripper opening `gripper_opening`. With `with_fingers == false` the gripper joints'
-    /// subtrees are left out (a tool is mounted instead).
+    /// Builds the robot as `pose` says (root placement, joints, gripper, fingers or a tool).
     pub fn build(
         world: &mut PhysicsWorld,
         robot: &Manipulator,
-        world_from_root: &Isometry3<f64>,
-        q_arm_rad: &[f64],
-        gripper_opening: f64,
+        pose: &RobotPose<'_>,
         gains: &GainsConfig,
-        with_fingers: bool,
         kind: ArticulationKind,
     ) -> RobotArticulation {
+        let RobotPose {
+            world_from_root,
+            q_arm_rad,
+            gripper_opening,
+            with_fingers,
+        } = *pose;
         let model = &robot.model;
         let positions = robot.joint_positions(q_arm_rad, gripper_opening);
         let root_from_link = model.link_poses(&positions);
@@ -196,9 +198,10 @@ impl RobotArticulation {
                         segment_id: ROBOT_SEGMENT_BASE + bi as u16,
                         rgb: rgba_to_rgb(rgba),
                     };
-                    let Some(builder) =
-                        collider_for_geometry(&g.shape, &(body_from_link[l] * g.link_from_geometry))
-                    else {
+                    let Some(builder) = collider_for_geometry(
+                        &g.shape,
+                        &(body_from_link[l] * g.link_from_geometry),
+                    ) else {
                         continue;
                     };
                     let c = world.insert_collider(
@@ -244,17 +247,18 @@ impl RobotArticulation {
                 .motor_model(axis, MotorModel::ForceBased)
                 .motor_max_force(axis, joint.limits.effort as f32);
             if joint.limits.lower.is_finite() && joint.limits.upper.is_finite() {
-                builder = builder.limits(
-                    axis,
-                    [joint.limits.lower as f32, joint.limits.upper as f32],
-                );
+                builder =
+                    builder.limits(axis, [joint.limits.lower as f32, joint.limits.upper as f32]);
             }
             let handle = match kind {
-                ArticulationKind::Impulse => {
-                    JointHandle::Impulse(world.insert_impulse_joint(parent_body, child_body, builder.build()))
-                }
+                ArticulationKind::Impulse => JointHandle::Impulse(world.insert_impulse_joint(
+                    parent_body,
+                    child_body,
+                    builder.build(),
+                )),
                 ArticulationKind::Multibody => {
-                    let h = world.insert_multibody_joint(parent_body, child_body, builder.build())?;
+                    let h =
+                        world.insert_multibody_joint(parent_body, child_body, builder.build())?;
                     if let Some((mb, link_id)) = world.multibody_joints.get_mut(h) {
                         if let Some(dof) = mb.link(link_id).map(|l| l.assembly_id()) {
                             if let Some(d) = mb.damping_mut().get_mut(dof) {
@@ -331,10 +335,17 @@ impl RobotArticulation {
         articulation
     }
 
-    fn frame_poses(&self, world: &PhysicsWorld, j: &BuiltJoint) -> (Isometry3<f64>, Isometry3<f64>) {
+    fn frame_poses(
+        &self,
+        world: &PhysicsWorld,
+        j: &BuiltJoint,
+    ) -> (Isometry3<f64>, Isometry3<f64>) {
         let parent = iso_from_pose(world.bodies[j.parent_body].position());
         let child = iso_from_pose(world.bodies[j.child_body].position());
-        (parent * j.parent_body_from_frame, child * j.child_body_from_frame)
+        (
+            parent * j.parent_body_from_frame,
+            child * j.child_body_from_frame,
+        )
     }
 
     fn joint_position(&self, world: &PhysicsWorld, j: &BuiltJoint) -> f64 {
@@ -376,15 +387,24 @@ impl RobotArticulation {
 
     /// Measured arm joint positions (rad or m), read from the body poses.
     pub fn arm_q(&self, world: &PhysicsWorld) -> Vec<f64> {
-        self.arm.iter().map(|j| self.joint_position(world, j)).collect()
+        self.arm
+            .iter()
+            .map(|j| self.joint_position(world, j))
+            .collect()
     }
 
     pub fn arm_qd(&self, world: &PhysicsWorld) -> Vec<f64> {
-        self.arm.iter().map(|j| self.joint_velocity(world, j)).collect()
+        self.arm
+            .iter()
+            .map(|j| self.joint_velocity(world, j))
+            .collect()
     }
 
     pub fn gripper_q(&self, world: &PhysicsWorld) -> Vec<f64> {
-        self.gripper.iter().map(|j| self.joint_position(world, j)).collect()
+        self.gripper
+            .iter()
+            .map(|j| self.joint_position(world, j))
+            .collect()
     }
 
     /// Measured gripper opening in [0, 1] (mean over fingers); 0 without fingers.
@@ -456,7 +476,8 @@ fn set_motor(world: &mut PhysicsWorld, j: &BuiltJoint, target: f64) {
         JointHandle::Multibody(h) => {
             if let Some((mb, id)) = world.multibody_joints.get_mut(h) {
                 if let Some(link) = mb.link_mut(id) {
-                    link.joint.set_spring(free_axis(j.kind), j.kp as f32, target as f32);
+                    link.joint
+                        .set_spring(free_axis(j.kind), j.kp as f32, target as f32);
                 }
             }
         }

@@ -23,7 +23,11 @@ pub mod groups {
         InteractionGroups::new(ENV, ROBOT.union(OBJECT), InteractionTestMode::And)
     }
     pub fn object() -> InteractionGroups {
-        InteractionGroups::new(OBJECT, ROBOT.union(ENV).union(OBJECT), InteractionTestMode::And)
+        InteractionGroups::new(
+            OBJECT,
+            ROBOT.union(ENV).union(OBJECT),
+            InteractionTestMode::And,
+        )
     }
     pub fn zone() -> InteractionGroups {
         InteractionGroups::new(ZONE, Group::NONE, InteractionTestMode::And)
@@ -50,21 +54,18 @@ pub fn collider_for_geometry(
             ),
             Isometry3::identity(),
         ),
-        Shape::Cylinder {
-            radius_m,
-            length_m,
-        } => (
+        Shape::Cylinder { radius_m, length_m } => (
             ColliderBuilder::cylinder((length_m / 2.0) as f32, *radius_m as f32),
             z_to_y,
         ),
-        Shape::Capsule {
-            radius_m,
-            length_m,
-        } => (
+        Shape::Capsule { radius_m, length_m } => (
             ColliderBuilder::capsule_z((length_m / 2.0) as f32, *radius_m as f32),
             Isometry3::identity(),
         ),
-        Shape::Sphere { radius_m } => (ColliderBuilder::ball(*radius_m as f32), Isometry3::identity()),
+        Shape::Sphere { radius_m } => (
+            ColliderBuilder::ball(*radius_m as f32),
+            Isometry3::identity(),
+        ),
         Shape::Mesh { .. } => return None,
     };
     Some(builder.position(pose_from_iso(&(body_from_geometry * local))))
