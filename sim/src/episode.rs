@@ -212,13 +212,11 @@ pub fn run_episode(
     };
     for step in 0..max_steps {
         let action = controller.act(&observation);
-        scene
-            .apply(&action)
-            .map_err(|problem| SimError::InvalidAction {
-                episode: index,
-                step,
-                problem,
-            })?;
+        if let Err(problem) = scene.apply(&action) {
+            // A controller bug ends this episode, not the batch.
+            outcome.invalid = Some(format!("step {step}: invalid action: {problem}"));
+            break;
+        }
         scene.step_control();
         let state = scene.physics_state();
         let reward = judge.reward(&state);

@@ -20,12 +20,6 @@ pub enum SimError {
         name: String,
         known: String,
     },
-    #[error("sim: action for episode {episode} step {step}: {problem}")]
-    InvalidAction {
-        episode: usize,
-        step: usize,
-        problem: String,
-    },
     #[error(transparent)]
     Camera(#[from] crate::camera::CameraError),
     #[error("sim: {context}")]

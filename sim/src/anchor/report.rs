@@ -29,8 +29,8 @@ pub struct PhysicsReportConfig {
     /// the workspace this crate was built in.
     pub repo_root: PathBuf,
     /// Folder with `mujoco_arm_cube.xml` and `mujoco_bench.py`. Default:
-    /// `$COEVOLVE_ANCHORS_DIR`, else the first of `<root>/shared/anchors`,
-    /// `<root>/../shared/anchors` that exists.
+    /// `$COEVOLVE_ANCHORS_DIR`, else the first of `<root>/benches/anchors` (a vendored copy),
+    /// `<root>/shared/anchors`, `<root>/../shared/anchors` that exists.
     pub anchors_dir: Option<PathBuf>,
 }
 
@@ -49,6 +49,7 @@ impl PhysicsReportConfig {
             .map(PathBuf::from)
             .or_else(|| {
                 [
+                    repo_root.join("benches/anchors"),
                     repo_root.join("shared/anchors"),
                     repo_root.join("../shared/anchors"),
                 ]
