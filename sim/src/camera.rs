@@ -196,7 +196,7 @@ impl Appearance {
 }
 
 /// One rendered image: RGB, z-depth and segmentation, row-major, top row first.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CameraFrame {
     /// Image width in pixels.
     pub width: u32,

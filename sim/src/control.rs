@@ -11,6 +11,9 @@ pub enum Action {
     /// Arm joint target deltas (one per arm joint, in [-1, 1] × `max_joint_step_rad`) and the
     /// gripper opening target in [0, 1] (1 = open).
     JointDelta { dq: Vec<f64>, gripper: f64 },
+    /// Absolute arm joint targets (rad or m; clamped to the joint limits) and the gripper
+    /// opening target in [0, 1]. Used to replay refined joint-space trajectories.
+    JointPosition { q_rad: Vec<f64>, gripper: f64 },
     /// End-effector target delta in the world frame: translation in [-1, 1]³ ×
     /// `max_ee_step_m`, rotation vector (axis × angle) in [-1, 1]³ × `max_ee_rot_rad`; the
     /// gripper opening target in [0, 1].
@@ -25,11 +28,9 @@ impl Action {
     /// Flat vector for recording and learning: mode-specific components then the gripper.
     pub fn to_vec(&self) -> Vec<f64> {
         match self {
-            Action::JointDelta { dq, gripper } => dq
-                .iter()
-                .copied()
-                .chain(std::iter::once(*gripper))
-                .collect(),
+            Action::JointDelta { dq: q, gripper } | Action::JointPosition { q_rad: q, gripper } => {
+                q.iter().copied().chain(std::iter::once(*gripper)).collect()
+            }
             Action::EeDelta {
                 dpos,
                 drot,
@@ -45,17 +46,19 @@ impl Action {
 
     pub fn gripper(&self) -> f64 {
         match self {
-            Action::JointDelta { gripper, .. } | Action::EeDelta { gripper, .. } => *gripper,
+            Action::JointDelta { gripper, .. }
+            | Action::JointPosition { gripper, .. }
+            | Action::EeDelta { gripper, .. } => *gripper,
         }
     }
 
     /// Every component finite; returns a description of the first bad one.
     pub fn check(&self, arm_dof: usize) -> Result<(), String> {
-        if let Action::JointDelta { dq, .. } = self {
-            if dq.len() != arm_dof {
+        if let Action::JointDelta { dq: q, .. } | Action::JointPosition { q_rad: q, .. } = self {
+            if q.len() != arm_dof {
                 return Err(format!(
-                    "joint delta has {} components, the arm has {arm_dof} joints",
-                    dq.len()
+                    "joint action has {} components, the arm has {arm_dof} joints",
+                    q.len()
                 ));
             }
         }
@@ -71,5 +74,6 @@ impl Action {
 #[serde(rename_all = "snake_case")]
 pub enum ControlMode {
     JointDelta,
+    JointPosition,
     EeDelta,
 }

@@ -63,7 +63,6 @@ pub struct StepRecord {
     pub state: PhysicsState,
     pub reward: RewardTerms,
     /// Camera images at the end of the step (only with `BatchConfig::record_images`).
-    #[serde(skip)]
     pub images: Vec<CameraFrame>,
 }
 

@@ -28,6 +28,13 @@ pub enum SimError {
         #[source]
         source: std::io::Error,
     },
+    /// An episode store file (`store`) that cannot be written or read: names the file and
+    /// what is wrong with it.
+    #[error("sim: episode store file `{}`: {problem}", file.display())]
+    Store {
+        file: std::path::PathBuf,
+        problem: crate::store::StoreProblem,
+    },
     #[error("sim: {context}")]
     Json {
         context: String,

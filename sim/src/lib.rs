@@ -14,10 +14,12 @@ pub mod convert;
 pub mod episode;
 pub mod error;
 pub mod library;
+pub mod refine;
 pub mod reward;
 pub mod scene;
 pub mod scripted;
 pub mod state;
+pub mod store;
 pub mod task;
 
 pub use camera::{Camera, CameraFrame, CameraSpec};
@@ -31,4 +33,5 @@ pub use reward::{Judge, RewardTerms, RewardWeights};
 pub use scene::Scene;
 pub use scripted::ScriptedPickPlace;
 pub use state::{Observation, PhysicsState};
+pub use store::{EpisodeFile, EpisodeWriter, StoreScan};
 pub use task::{SkillKind, TaskSpec};

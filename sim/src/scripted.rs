@@ -7,6 +7,10 @@ use std::sync::Arc;
 use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 use robots::Manipulator;
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
 use crate::config::ActionScale;
 use crate::control::Action;
 use crate::episode::{Controller, EpisodeInfo};
@@ -25,8 +29,44 @@ enum Phase {
     Lower,
     Release,
     Retreat,
+    /// The gripper closed on nothing (or dropped the object): open, back off, try again.
+    Retry,
     Done,
 }
+
+/// Imperfections of the noisy scripted variant, which produces the raw, retrying, hesitating
+/// demonstrations the refiner learns to clean up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScriptNoise {
+    /// Standard deviation of the noise added to each translation command (m). Default 0.004.
+    pub target_noise_m: f64,
+    /// Standard deviation of the noise added to each rotation command (rad). Default 0.02.
+    pub rot_noise_rad: f64,
+    /// Miss the first grasp on purpose (closing beside the object), then retry. Default true.
+    pub forced_miss: bool,
+    /// How far beside the object the forced miss closes (m). Default 0.06.
+    pub miss_offset_m: f64,
+    /// Chance per control step of starting a hesitation (a pause). Default 0.02.
+    pub hesitation_probability: f64,
+    /// Length of a hesitation (s). Default 0.4.
+    pub hesitation_s: f64,
+}
+
+impl Default for ScriptNoise {
+    fn default() -> Self {
+        ScriptNoise {
+            target_noise_m: 0.004,
+            rot_noise_rad: 0.02,
+            forced_miss: true,
+            miss_offset_m: 0.06,
+            hesitation_probability: 0.02,
+            hesitation_s: 0.4,
+        }
+    }
+}
+
+/// Gripper opening below which a closed gripper holds nothing.
+const EMPTY_GRIP_OPENING: f64 = 0.05;
 
 /// Scripted controller state for one episode.
 #[derive(Debug)]
@@ -45,6 +85,12 @@ pub struct ScriptedPickPlace {
     grasp_yaw: Option<f64>,
     object: Option<usize>,
     lift_height_m: f64,
+    noise: Option<(ScriptNoise, ChaCha8Rng)>,
+    /// The next grasp is the deliberate miss.
+    miss_pending: bool,
+    /// Control steps of hesitation left.
+    hesitation_steps: usize,
+    last_gripper: f64,
 }
 
 /// Pre-grasp and carry clearance above the object (m).
@@ -77,7 +123,19 @@ impl ScriptedPickPlace {
             control_dt_s: info.control_dt_s,
             grasp_yaw: None,
             object,
+            noise: None,
+            miss_pending: false,
+            hesitation_steps: 0,
+            last_gripper: 1.0,
         }
+    }
+
+    /// The noisy, retrying, hesitating variant (randomness from the episode's seed).
+    pub fn noisy(info: &EpisodeInfo<'_>, scale: ActionScale, noise: ScriptNoise) -> Self {
+        let mut c = ScriptedPickPlace::new(info, scale);
+        c.miss_pending = noise.forced_miss;
+        c.noise = Some((noise, ChaCha8Rng::seed_from_u64(info.seed ^ 0x5C41_97ED)));
+        c
     }
 
     fn advance(&mut self, next: Phase) {
@@ -144,6 +202,13 @@ impl ScriptedPickPlace {
             // TCP a little above the centre, high enough that the finger tips clear the table.
             let mut grasp = object_pose.translation.vector;
             grasp.z = (grasp.z + 0.005).max(top + GRASP_MIN_HEIGHT_M);
+            if self.miss_pending {
+                // Beside the object, along the TCP x axis (across the finger pads' width).
+                let offset = self.noise.as_ref().map_or(0.0, |(n, _)| n.miss_offset_m);
+                let yaw = self.grasp_yaw.unwrap_or(0.0);
+                grasp += Vector3::new(yaw.cos(), yaw.sin(), 0.0) * offset;
+                self.miss_pending = false;
+            }
             self.grasp_point = Some(grasp);
             self.place_point = self.place_target(obs);
         }
@@ -168,12 +233,26 @@ impl ScriptedPickPlace {
             Phase::Lower => (place.map_or(p, |t| above(t, 0.004)), 0.0),
             Phase::Release | Phase::Done => (world_from_ee.translation.vector, 1.0),
             Phase::Retreat => (place.map_or(p, |t| above(t, CLEARANCE_M)), 1.0),
+            Phase::Retry => (above(p, CLEARANCE_M), 1.0),
         }
     }
 }
 
 impl Controller for ScriptedPickPlace {
     fn act(&mut self, obs: &Observation) -> Action {
+        if self.hesitation_steps > 0 {
+            self.hesitation_steps -= 1;
+            return Action::EeDelta {
+                dpos: [0.0; 3],
+                drot: [0.0; 3],
+                gripper: self.last_gripper,
+            };
+        }
+        if let Some((noise, rng)) = &mut self.noise {
+            if rng.gen_bool(noise.hesitation_probability.clamp(0.0, 1.0)) {
+                self.hesitation_steps = (noise.hesitation_s / self.control_dt_s).round() as usize;
+            }
+        }
         let world_from_ee = iso_from_pose7(&obs.world_from_ee);
         // Steer the commanded target (not the measured pose): proportional, no wind-up.
         let world_from_target = self.world_from_root * self.robot.fk(&obs.q_target_rad);
@@ -182,8 +261,26 @@ impl Controller for ScriptedPickPlace {
         // TCP z down (approach from above), rotated about world z by the grasp yaw.
         let goal_rot = UnitQuaternion::from_axis_angle(&Vector3::z_axis(), yaw)
             * UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI);
-        let dp = goal_pos - world_from_target.translation.vector;
-        let dr = (goal_rot * world_from_target.rotation.inverse()).scaled_axis();
+        let mut dp = goal_pos - world_from_target.translation.vector;
+        let mut dr = (goal_rot * world_from_target.rotation.inverse()).scaled_axis();
+        if let Some((noise, rng)) = &mut self.noise {
+            let mut gauss = |sigma: f64| {
+                // Box–Muller from two uniforms: deterministic for the episode's seed.
+                let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
+                let u2: f64 = rng.gen();
+                sigma * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+            };
+            dp += Vector3::new(
+                gauss(noise.target_noise_m),
+                gauss(noise.target_noise_m),
+                gauss(noise.target_noise_m),
+            );
+            dr += Vector3::new(
+                gauss(noise.rot_noise_rad),
+                gauss(noise.rot_noise_rad),
+                gauss(noise.rot_noise_rad),
+            );
+        }
         let tracking_m = (world_from_ee.translation.vector - goal_pos).norm();
         let reached =
             dp.norm() < POS_TOL_M && dr.norm() < ROT_TOL_RAD && tracking_m < TRACKING_TOL_M;
@@ -193,7 +290,18 @@ impl Controller for ScriptedPickPlace {
         let next = match self.phase {
             Phase::Approach if reached || t > 4.0 => Some(Phase::Descend),
             Phase::Descend if reached || t > 2.0 => Some(Phase::Close),
+            Phase::Close if t >= 0.5 && obs.gripper_opening < EMPTY_GRIP_OPENING => {
+                Some(Phase::Retry)
+            }
             Phase::Close if t >= 0.5 => Some(Phase::Lift),
+            Phase::Lift | Phase::Carry if obs.gripper_opening < EMPTY_GRIP_OPENING => {
+                Some(Phase::Retry)
+            }
+            Phase::Retry if t >= 0.6 => {
+                // Re-latch the grasp on wherever the object is now.
+                self.grasp_point = None;
+                Some(Phase::Approach)
+            }
             Phase::Lift if (reached || t > 3.0) && places => Some(Phase::Carry),
             Phase::Carry if reached || t > 4.0 => Some(Phase::Lower),
             Phase::Lower if reached || t > 2.0 => Some(Phase::Release),
@@ -204,6 +312,7 @@ impl Controller for ScriptedPickPlace {
         if let Some(next) = next {
             self.advance(next);
         }
+        self.last_gripper = gripper;
         let norm = |v: Vector3<f64>, s: f64| {
             let a = v / s;
             [

@@ -1,4 +1,5 @@
 //! Physics health and controller faults end the episode with a reason; the batch goes on.
+#![allow(clippy::unwrap_used)] // test helpers
 //! The kitchen scene (pan, fragile pancake, spatula instead of fingers) builds and stays healthy.
 
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! Command definitions and dispatch.
 
 mod bench;
+mod refine_cmd;
 mod robots_cmd;
 mod sim_cmd;
 
@@ -18,6 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a batch of simulated episodes headless and report success and speed.
     Sim(sim_cmd::SimArgs),
+    /// Refine raw episodes into short, smooth, re-validated golden demonstrations.
+    Refine(refine_cmd::RefineArgs),
     /// Inspect robot models.
     Robots {
         #[command(subcommand)]
@@ -30,6 +33,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Sim(args) => sim_cmd::run(&args),
+        Command::Refine(args) => refine_cmd::run(&args),
         Command::Robots { command } => robots_cmd::run(&command),
         Command::Bench(args) => bench::run(&args),
     }

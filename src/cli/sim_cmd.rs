@@ -18,6 +18,9 @@ use sim::{
 pub enum ControllerKind {
     /// The scripted IK pick-and-place reference (privileged state).
     Scripted,
+    /// The scripted reference with noisy targets, hesitations and a forced failed first grasp
+    /// (raw data for the refiner).
+    ScriptedNoisy,
     /// Uniformly random end-effector deltas and gripper (a baseline).
     Random,
     /// Holds the home pose.
@@ -53,6 +56,9 @@ pub struct SimArgs {
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     pub json: bool,
+    /// Record the episodes into this directory (episode store files, 64 episodes per file).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Print the effective SimConfig as JSON (a starting point for `--config`) and exit.
     #[arg(long)]
     pub print_config: bool,
@@ -144,6 +150,11 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let factory = move |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
         match kind {
             ControllerKind::Scripted => Box::new(ScriptedPickPlace::new(info, scale.clone())),
+            ControllerKind::ScriptedNoisy => Box::new(ScriptedPickPlace::noisy(
+                info,
+                scale.clone(),
+                sim::scripted::ScriptNoise::default(),
+            )),
             ControllerKind::Random => Box::new(RandomController {
                 rng: rand::SeedableRng::seed_from_u64(info.seed),
             }),
@@ -161,17 +172,29 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         episodes: args.episodes,
         seed: args.seed,
         threads: args.threads,
-        record_images: false,
+        record_images: args.cameras && args.out.is_some(),
     };
+    let config = Arc::new(config);
     let batch = EpisodeBatch::run(
         robot.clone(),
-        Arc::new(config),
+        config.clone(),
         &batch_cfg,
         &tasks,
         &factory,
         &|| bar.inc(1),
     )?;
     bar.finish_and_clear();
+    let producer = args
+        .controller
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_owned());
+    if let Some(dir) = &args.out {
+        let mut writer = sim::store::EpisodeWriter::new(dir, producer.clone(), &config)?
+            .with_robot_name(robot.model.name.clone());
+        for chunk in batch.episodes.chunks(64) {
+            writer.write_batch(chunk)?;
+        }
+    }
     let times: Vec<f64> = batch
         .episodes
         .iter()
@@ -181,7 +204,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         robot: &robot.model.name,
         robot_model_hash: &robot.model.model_hash,
         task: &args.task,
-        controller: format!("{:?}", args.controller).to_lowercase(),
+        controller: producer,
         seed: args.seed,
         stats: &batch.stats,
         success_time_mean_s: (!times.is_empty())

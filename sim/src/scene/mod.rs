@@ -184,6 +184,11 @@ impl Scene {
                         .clamp(l.lower, l.upper);
                 }
             }
+            Action::JointPosition { q_rad, .. } => {
+                for ((q, t), l) in self.q_target_rad.iter_mut().zip(q_rad).zip(&limits) {
+                    *q = t.clamp(l.lower, l.upper);
+                }
+            }
             Action::EeDelta { dpos, drot, .. } => {
                 let root_from_ee = self.robot.fk(&self.q_target_rad);
                 let world_from_ee = self.world_from_root * root_from_ee;

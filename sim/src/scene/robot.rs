@@ -316,6 +316,22 @@ impl RobotArticulation {
                 body.colliders().to_vec()
             })
             .collect();
+        if kind == ArticulationKind::Multibody {
+            // A multibody starts at zero joint coordinates whatever its bodies' poses: move the
+            // coordinates to the requested configuration and the bodies with them.
+            let start: Vec<(JointHandle, f64)> = arm
+                .iter()
+                .map(|j| j.handle)
+                .zip(q_arm_rad.iter().copied())
+                .chain(
+                    gripper
+                        .iter()
+                        .map(|j| j.handle)
+                        .zip(gripper_targets(robot, gripper_opening)),
+                )
+                .collect();
+            set_multibody_coordinates(world, &start);
+        }
         let ee_body = link_body[robot.ee_link].unwrap_or(bodies[0]);
         let body_from_ee = body_from_link[robot.ee_link];
         let n_arm = arm.len();
@@ -481,6 +497,35 @@ fn set_motor(world: &mut PhysicsWorld, j: &BuiltJoint, target: f64) {
                 }
             }
         }
+    }
+}
+
+/// Sets the generalized coordinates of multibody joints (all in one multibody) and updates the
+/// link bodies' poses to match.
+fn set_multibody_coordinates(world: &mut PhysicsWorld, coordinates: &[(JointHandle, f64)]) {
+    let mut root = None;
+    let mut displacement: Vec<(usize, f64)> = Vec::new();
+    for (handle, q) in coordinates {
+        if let JointHandle::Multibody(h) = handle {
+            if let Some((mb, link)) = world.multibody_joints.get(*h) {
+                if let Some(l) = mb.link(link) {
+                    displacement.push((l.assembly_id(), *q));
+                    root = Some(*h);
+                }
+            }
+        }
+    }
+    let Some(root) = root else { return };
+    if let Some((mb, _)) = world.multibody_joints.get_mut(root) {
+        let mut disp = vec![0.0; mb.ndofs()];
+        for (i, q) in displacement {
+            if let Some(d) = disp.get_mut(i) {
+                *d = q as f32;
+            }
+        }
+        mb.apply_displacements(&disp);
+        mb.forward_kinematics(&world.bodies, true);
+        mb.update_rigid_bodies(&mut world.bodies, true);
     }
 }
 
