@@ -16,6 +16,7 @@ base_python="${PYTHON:-python3}"
 packages=(
   "mujoco==4.0.0|mujoco"
   "numpy==2.4.6|numpy"
+  "rerun-sdk==0.36.3|rerun"
 )
 
 if [[ ! -x "$venv/bin/python" ]]; then

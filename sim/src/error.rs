@@ -35,6 +35,17 @@ pub enum SimError {
         file: std::path::PathBuf,
         problem: crate::store::StoreProblem,
     },
+    /// Replaying episodes (`replay`): an input or request that cannot be replayed, naming the
+    /// file, episode or field and what is wrong.
+    #[error("sim: replay: {context}: {problem}")]
+    Replay { context: String, problem: String },
+    /// The rerun SDK failed to create, log to or flush a recording (`replay`).
+    #[error("sim: replay: {context}")]
+    Rerun {
+        context: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("sim: {context}")]
     Json {
         context: String,

@@ -15,6 +15,7 @@ pub mod episode;
 pub mod error;
 pub mod library;
 pub mod refine;
+pub mod replay;
 pub mod reward;
 pub mod scene;
 pub mod scripted;

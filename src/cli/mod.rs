@@ -2,6 +2,7 @@
 
 mod bench;
 mod refine_cmd;
+mod replay_cmd;
 mod robots_cmd;
 mod sim_cmd;
 
@@ -21,6 +22,8 @@ pub enum Command {
     Sim(sim_cmd::SimArgs),
     /// Refine raw episodes into short, smooth, re-validated golden demonstrations.
     Refine(refine_cmd::RefineArgs),
+    /// Replay a recorded (raw and/or refined) episode into a rerun .rrd file or viewer.
+    Replay(replay_cmd::ReplayArgs),
     /// Inspect robot models.
     Robots {
         #[command(subcommand)]
@@ -34,6 +37,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Sim(args) => sim_cmd::run(&args),
         Command::Refine(args) => refine_cmd::run(&args),
+        Command::Replay(args) => replay_cmd::run(&args),
         Command::Robots { command } => robots_cmd::run(&command),
         Command::Bench(args) => bench::run(&args),
     }

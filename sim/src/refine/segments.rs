@@ -153,9 +153,13 @@ pub fn denoise(samples: &[Sample], window: usize) -> Vec<Sample> {
         }
         run_start = i;
     }
-    // The start configuration is where the episode really begins: keep it exact.
+    // The start is where the episode really begins and the end is where it succeeded: keep
+    // both exact (averaging a still-moving end would stop short of it).
     if let (Some(first), Some(orig)) = (out.first_mut(), samples.first()) {
         *first = orig.clone();
+    }
+    if let (Some(last), Some(orig)) = (out.last_mut(), samples.last()) {
+        *last = orig.clone();
     }
     out
 }

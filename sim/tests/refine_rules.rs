@@ -1,0 +1,196 @@
+//! Each refiner rule on real rollouts, and the acceptance figures on noisy demonstrations.
+#![allow(clippy::unwrap_used)] // test helpers
+
+use std::sync::Arc;
+
+use rand_chacha::ChaCha8Rng;
+use sim::library::{sample_task, TaskRanges};
+use sim::refine::{refine, RefineConfig, Refined};
+use sim::scripted::{ScriptNoise, ScriptedPickPlace};
+use sim::{
+    BatchConfig, Controller, Episode, EpisodeBatch, EpisodeInfo, SimConfig, SkillKind, TaskSpec,
+};
+
+struct Setup {
+    robot: Arc<robots::Manipulator>,
+    config: Arc<SimConfig>,
+}
+
+fn setup() -> Setup {
+    Setup {
+        robot: Arc::new(robots::load_builtin("ur5e").unwrap()),
+        config: Arc::new(SimConfig::default()),
+    }
+}
+
+fn record(s: &Setup, skill: SkillKind, episodes: usize, noisy: bool, seed: u64) -> Vec<Episode> {
+    let scale = s.config.action_scale.clone();
+    let tasks = move |_: usize, rng: &mut ChaCha8Rng| -> TaskSpec {
+        sample_task(skill, &TaskRanges::default(), rng)
+    };
+    let factory = move |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
+        if noisy {
+            Box::new(ScriptedPickPlace::noisy(
+                info,
+                scale.clone(),
+                ScriptNoise::default(),
+            ))
+        } else {
+            Box::new(ScriptedPickPlace::new(info, scale.clone()))
+        }
+    };
+    let cfg = BatchConfig {
+        episodes,
+        seed,
+        threads: Some(2),
+        record_images: false,
+    };
+    EpisodeBatch::run(
+        s.robot.clone(),
+        s.config.clone(),
+        &cfg,
+        &tasks,
+        &factory,
+        &|| {},
+    )
+    .unwrap()
+    .episodes
+}
+
+fn run(s: &Setup, raw: &[Episode], held: &[Episode], cfg: &RefineConfig) -> Refined {
+    refine(&s.robot, &s.config, cfg, raw, held).unwrap()
+}
+
+fn verdicts(r: &Refined) -> Vec<&str> {
+    r.report
+        .decisions
+        .iter()
+        .map(|d| d.verdict.as_str())
+        .collect()
+}
+
+#[test]
+fn rule1_failures_and_unhealthy_episodes_are_dropped() {
+    let s = setup();
+    let mut raw = record(&s, SkillKind::Lift, 3, false, 1);
+    assert!(raw.iter().all(|e| e.outcome.success));
+    raw[0].outcome.success = false;
+    raw[1].outcome.invalid = Some("body 3: non-finite pose".into());
+    let r = run(&s, &raw, &[], &RefineConfig::default());
+    assert_eq!(verdicts(&r), vec!["not_success", "unhealthy", "kept"]);
+    assert_eq!(r.report.dropped_not_success, 1);
+    assert_eq!(r.report.dropped_unhealthy, 1);
+}
+
+#[test]
+fn rule2_much_longer_successes_of_the_same_variant_are_dropped() {
+    let s = setup();
+    let raw = record(&s, SkillKind::Lift, 1, false, 2);
+    // The same variant again, padded with 3× its length of idle steps: same task name.
+    let mut slow = raw[0].clone();
+    let last = slow.steps.last().unwrap().clone();
+    let pad = 3 * slow.steps.len();
+    slow.steps.extend(std::iter::repeat_n(last, pad));
+    slow.index = 1;
+    let r = run(&s, &[raw[0].clone(), slow], &[], &RefineConfig::default());
+    assert_eq!(verdicts(&r), vec!["kept", "inefficient"]);
+}
+
+#[test]
+fn rules3_to_6_prune_retries_trim_idle_smooth_and_revalidate() {
+    let s = setup();
+    let mut raw = record(&s, SkillKind::Lift, 4, true, 3);
+    // A deliberate 10-step hesitation in the middle of every episode.
+    for e in &mut raw {
+        let k = e.steps.len() - 5;
+        let pause = e.steps[k].clone();
+        e.steps.splice(k..k, std::iter::repeat_n(pause, 10));
+    }
+    let clean = record(&s, SkillKind::Lift, 2, false, 3);
+    let r = run(&s, &raw, &[], &RefineConfig::default());
+    let kept: Vec<_> = r
+        .report
+        .decisions
+        .iter()
+        .filter(|d| d.verdict == "kept")
+        .collect();
+    assert!(!kept.is_empty());
+    for d in &r.report.decisions {
+        if d.verdict == "kept" {
+            assert_eq!(
+                d.retries_pruned, 1,
+                "the forced failed first grasp is cut: {d:?}"
+            );
+            assert!(d.idle_steps_trimmed >= 10, "hesitations are trimmed: {d:?}");
+            assert!(d.keyframes >= 3 && d.keyframes < 30, "{d:?}");
+        }
+    }
+    // Golden episodes are real re-validated rollouts that succeed.
+    assert!(r
+        .golden
+        .iter()
+        .all(|e| e.outcome.success && e.outcome.invalid.is_none()));
+    // A clean scripted demonstration has no retry to prune.
+    let c = run(&s, &clean, &[], &RefineConfig::default());
+    assert!(
+        c.report.decisions.iter().all(|d| d.retries_pruned == 0),
+        "{:?}",
+        c.report.decisions
+    );
+}
+
+#[test]
+fn rule6_a_plan_that_no_longer_works_fails_revalidation() {
+    let s = setup();
+    let mut raw = record(&s, SkillKind::Lift, 1, false, 4);
+    // Same recorded motion, but the cube now starts 12 cm away: the replay grasps air.
+    raw[0].task.objects[0].pose.xyz_m[1] += 0.12;
+    let r = run(&s, &raw, &[], &RefineConfig::default());
+    assert_eq!(verdicts(&r), vec!["revalidation_failed"]);
+    assert_eq!(r.report.revalidation_rate, 0.0);
+}
+
+#[test]
+fn rule7_near_duplicates_of_the_held_golden_set_are_dropped() {
+    let s = setup();
+    let raw = record(&s, SkillKind::Lift, 2, false, 5);
+    let first = run(&s, &raw, &[], &RefineConfig::default());
+    assert_eq!(first.golden.len(), 2);
+    let cfg = RefineConfig {
+        min_novelty: 0.005,
+        ..RefineConfig::default()
+    };
+    let again = run(&s, &raw, &first.golden, &cfg);
+    assert_eq!(verdicts(&again), vec!["near_duplicate", "near_duplicate"]);
+    assert!(again
+        .report
+        .decisions
+        .iter()
+        .all(|d| d.novelty.is_some_and(|n| n < 0.005)));
+}
+
+#[test]
+fn noisy_demonstrations_become_smooth_shorter_and_still_succeed() {
+    let s = setup();
+    let raw = record(&s, SkillKind::Lift, 8, true, 6);
+    let r = run(&s, &raw, &[], &RefineConfig::default());
+    let rep = &r.report;
+    assert!(
+        rep.revalidation_rate >= 0.8,
+        "revalidation {}",
+        rep.revalidation_rate
+    );
+    assert!(
+        rep.rms_jerk_after * 5.0 <= rep.rms_jerk_before,
+        "jerk {} → {}",
+        rep.rms_jerk_before,
+        rep.rms_jerk_after
+    );
+    assert!(
+        rep.duration_after_s < rep.duration_before_s,
+        "duration {} → {}",
+        rep.duration_before_s,
+        rep.duration_after_s
+    );
+    assert!(rep.ee_path_after_m < rep.ee_path_before_m);
+}
