@@ -1,13 +1,14 @@
 //! Episode replay into a [rerun](https://rerun.io) recording: a recorded [`Episode`] from the
-//! episode store (`store`) becomes an `.rrd` file (or a live viewer) with the robot's URDF visual
-//! geometry posed by forward kinematics from the recorded joint positions, the task's props
-//! (table, pedestal, objects, zones), the camera images the steps recorded, the end-effector path
-//! (raw against refined when both are given), per-step scalars (reward terms, joint positions,
-//! joint jerk, contact forces), the instruction and the outcome, on a `sim_time` timeline in
-//! simulated seconds (and a `step` sequence).
+//! episode store (`store`) becomes an `.rrd` file (`coevolve replay --spawn` opens it in a
+//! viewer) with the robot's URDF visual geometry posed by forward kinematics from the recorded
+//! joint positions, the task's props (table, pedestal, objects, zones), the camera images the
+//! steps recorded, the end-effector path (raw against refined when both are given), per-step
+//! scalars (reward terms, joint positions, joint jerk, contact forces), the instruction and the
+//! outcome, on a `sim_time` timeline in simulated seconds (and a `step` sequence).
 //!
-//! Nothing is re-simulated: every pose comes from the recorded [`PhysicsState`]s, so a replay
-//! shows exactly what was stored. Not here: the `coevolve replay` argument handling (the CLI).
+//! Nothing is re-simulated: every pose comes from the recorded
+//! [`PhysicsState`](crate::state::PhysicsState)s, so a replay shows exactly what was stored.
+//! Not here: the `coevolve replay` argument handling (the CLI).
 //!
 //! Entity layout (paths are stable; tests and blueprints rely on them):
 //!
