@@ -105,6 +105,65 @@ pub enum ObjectKind {
     },
 }
 
+impl ObjectKind {
+    /// The object's parts in its own frame, as URDF-style primitives (cylinders along z): the
+    /// one description both the physics scene and the replay draw from.
+    pub fn parts(&self) -> Vec<(nalgebra::Isometry3<f64>, robots::Shape)> {
+        use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+        use robots::Shape;
+        let cylinder = |radius_m: f64, length_m: f64| Shape::Cylinder { radius_m, length_m };
+        match self {
+            ObjectKind::Cube { size_m } => vec![(
+                Isometry3::identity(),
+                Shape::Box {
+                    size_m: Vector3::from(*size_m),
+                },
+            )],
+            ObjectKind::Disc {
+                radius_m,
+                thickness_m,
+            }
+            | ObjectKind::Plate {
+                radius_m,
+                thickness_m,
+            } => vec![(Isometry3::identity(), cylinder(*radius_m, *thickness_m))],
+            ObjectKind::Pan {
+                radius_m,
+                wall_height_m,
+                handle_length_m,
+            } => {
+                let (base_thickness, wall, segments) = (0.01, 0.006, 16);
+                let mut parts = vec![(Isometry3::identity(), cylinder(*radius_m, base_thickness))];
+                let chord = 2.0 * radius_m * (std::f64::consts::PI / segments as f64).tan();
+                for i in 0..segments {
+                    let a = i as f64 * std::f64::consts::TAU / segments as f64;
+                    let pose = Isometry3::from_parts(
+                        Translation3::new(
+                            (radius_m + wall / 2.0) * a.cos(),
+                            (radius_m + wall / 2.0) * a.sin(),
+                            wall_height_m / 2.0,
+                        ),
+                        UnitQuaternion::from_axis_angle(&Vector3::z_axis(), a),
+                    );
+                    let size_m = Vector3::new(wall, chord, *wall_height_m);
+                    parts.push((pose, Shape::Box { size_m }));
+                }
+                parts.push((
+                    Isometry3::translation(
+                        radius_m + handle_length_m / 2.0,
+                        0.0,
+                        wall_height_m / 2.0,
+                    ),
+                    Shape::Box {
+                        size_m: Vector3::new(*handle_length_m, 0.024, 0.016),
+                    },
+                ));
+                parts
+            }
+        }
+    }
+}
+
 /// A prop in the scene.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ObjectSpec {

@@ -1,6 +1,6 @@
 //! Geometry → rerun archetypes: URDF shapes, task props and poses.
 
-use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Vector3};
 use robots::Shape;
 
 use super::{Entity, Log};
@@ -62,64 +62,16 @@ pub fn visual(shape: &Shape) -> Visual<'_> {
     }
 }
 
-/// The parts of a prop in the object's frame (mirrors `scene::props::object_shapes`, with
-/// cylinders along z as rerun draws them).
+/// The parts of a prop in the object's frame (`ObjectKind::parts`, the same geometry the
+/// physics scene is built from).
 pub fn object_parts(kind: &ObjectKind) -> Vec<(Isometry3<f64>, Primitive)> {
-    let flat = |radius_m: f64, length_m: f64| {
-        (
-            Isometry3::identity(),
-            Primitive::Cylinder { radius_m, length_m },
-        )
-    };
-    match kind {
-        ObjectKind::Cube { size_m } => vec![(
-            Isometry3::identity(),
-            Primitive::Box {
-                half_m: [size_m[0] / 2.0, size_m[1] / 2.0, size_m[2] / 2.0],
-            },
-        )],
-        ObjectKind::Disc {
-            radius_m,
-            thickness_m,
-        }
-        | ObjectKind::Plate {
-            radius_m,
-            thickness_m,
-        } => vec![flat(*radius_m, *thickness_m)],
-        ObjectKind::Pan {
-            radius_m,
-            wall_height_m,
-            handle_length_m,
-        } => {
-            let mut parts = vec![flat(*radius_m, 0.01)];
-            let segments = 16;
-            let wall = 0.006;
-            let chord = 2.0 * radius_m * (std::f64::consts::PI / segments as f64).tan();
-            for i in 0..segments {
-                let a = i as f64 * std::f64::consts::TAU / segments as f64;
-                parts.push((
-                    Isometry3::from_parts(
-                        Translation3::new(
-                            (radius_m + wall / 2.0) * a.cos(),
-                            (radius_m + wall / 2.0) * a.sin(),
-                            wall_height_m / 2.0,
-                        ),
-                        UnitQuaternion::from_axis_angle(&Vector3::z_axis(), a),
-                    ),
-                    Primitive::Box {
-                        half_m: [wall / 2.0, chord / 2.0, wall_height_m / 2.0],
-                    },
-                ));
-            }
-            parts.push((
-                Isometry3::translation(radius_m + handle_length_m / 2.0, 0.0, wall_height_m / 2.0),
-                Primitive::Box {
-                    half_m: [handle_length_m / 2.0, 0.012, 0.008],
-                },
-            ));
-            parts
-        }
-    }
+    kind.parts()
+        .iter()
+        .filter_map(|(pose, shape)| match visual(shape) {
+            Visual::Primitive(p) => Some((*pose, p)),
+            Visual::Mesh { .. } => None,
+        })
+        .collect()
 }
 
 /// `parent_from_child` as a rerun transform.

@@ -7,7 +7,8 @@ use rapier3d::prelude::*;
 use crate::camera::Appearance;
 use crate::convert::{pose_from_iso, vec_from_na};
 use crate::scene::groups;
-use crate::task::{ObjectKind, ObjectSpec, TaskSpec};
+use crate::scene::shapes::collider_for_geometry;
+use crate::task::{ObjectSpec, TaskSpec};
 
 pub const TABLE_SEGMENT: u16 = 1;
 pub const FLOOR_SEGMENT: u16 = 2;
@@ -91,70 +92,6 @@ pub fn build_environment(world: &mut PhysicsWorld, task: &TaskSpec, friction: f3
     }
 }
 
-/// The shapes of an object in its own frame.
-pub fn object_shapes(kind: &ObjectKind) -> Vec<(Isometry3<f64>, SharedShape)> {
-    let lying = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
-    let flat = |r: f64, h: f64| {
-        (
-            Isometry3::from_parts(Translation3::identity(), lying),
-            SharedShape::cylinder((h / 2.0) as f32, r as f32),
-        )
-    };
-    match kind {
-        ObjectKind::Cube { size_m } => vec![(
-            Isometry3::identity(),
-            SharedShape::cuboid(
-                (size_m[0] / 2.0) as f32,
-                (size_m[1] / 2.0) as f32,
-                (size_m[2] / 2.0) as f32,
-            ),
-        )],
-        ObjectKind::Disc {
-            radius_m,
-            thickness_m,
-        }
-        | ObjectKind::Plate {
-            radius_m,
-            thickness_m,
-        } => vec![flat(*radius_m, *thickness_m)],
-        ObjectKind::Pan {
-            radius_m,
-            wall_height_m,
-            handle_length_m,
-        } => {
-            let base_thickness = 0.01;
-            let mut shapes = vec![flat(*radius_m, base_thickness)];
-            let segments = 16;
-            let wall = 0.006;
-            let chord = 2.0 * radius_m * (std::f64::consts::PI / segments as f64).tan();
-            for i in 0..segments {
-                let a = i as f64 * std::f64::consts::TAU / segments as f64;
-                let pose = Isometry3::from_parts(
-                    Translation3::new(
-                        (radius_m + wall / 2.0) * a.cos(),
-                        (radius_m + wall / 2.0) * a.sin(),
-                        wall_height_m / 2.0,
-                    ),
-                    UnitQuaternion::from_axis_angle(&Vector3::z_axis(), a),
-                );
-                shapes.push((
-                    pose,
-                    SharedShape::cuboid(
-                        (wall / 2.0) as f32,
-                        (chord / 2.0) as f32,
-                        (wall_height_m / 2.0) as f32,
-                    ),
-                ));
-            }
-            shapes.push((
-                Isometry3::translation(radius_m + handle_length_m / 2.0, 0.0, wall_height_m / 2.0),
-                SharedShape::cuboid((handle_length_m / 2.0) as f32, 0.012, 0.008),
-            ));
-            shapes
-        }
-    }
-}
-
 /// Inserts an object; returns its body and colliders.
 pub fn build_object(
     world: &mut PhysicsWorld,
@@ -171,22 +108,26 @@ pub fn build_object(
             .pose(pose_from_iso(&spec.pose.to_isometry()))
             .can_sleep(false),
     );
-    let shapes = object_shapes(&spec.kind);
     let appearance = Appearance {
         segment_id: OBJECT_SEGMENT_BASE + index as u16,
         rgb: spec.rgb,
     };
-    // Spread the mass over the parts by volume.
-    let volumes: Vec<f64> = shapes
+    let builders: Vec<ColliderBuilder> = spec
+        .kind
+        .parts()
         .iter()
-        .map(|(_, s)| s.mass_properties(1.0).mass() as f64)
+        .filter_map(|(pose, shape)| collider_for_geometry(shape, pose))
+        .collect();
+    // Spread the mass over the parts by volume.
+    let volumes: Vec<f64> = builders
+        .iter()
+        .map(|b| b.shape.mass_properties(1.0).mass() as f64)
         .collect();
     let total: f64 = volumes.iter().sum::<f64>().max(1e-12);
     let mut colliders = Vec::new();
-    for ((pose, shape), volume) in shapes.into_iter().zip(volumes) {
+    for (builder, volume) in builders.into_iter().zip(volumes) {
         let c = world.insert_collider(
-            ColliderBuilder::new(shape)
-                .position(pose_from_iso(&pose))
+            builder
                 .mass((spec.mass_kg * volume / total) as f32)
                 .friction(spec.friction as f32)
                 .collision_groups(groups::object())
