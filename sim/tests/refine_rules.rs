@@ -194,3 +194,44 @@ fn noisy_demonstrations_become_smooth_shorter_and_still_succeed() {
     );
     assert!(rep.ee_path_after_m < rep.ee_path_before_m);
 }
+
+#[test]
+fn bad_refine_settings_name_the_field() {
+    let s = setup();
+    let raw = record(&s, SkillKind::Reach, 1, false, 7);
+    for (cfg, field) in [
+        (
+            RefineConfig {
+                jerk_limit: 0.0,
+                ..RefineConfig::default()
+            },
+            "jerk_limit",
+        ),
+        (
+            RefineConfig {
+                efficiency_ratio: 0.5,
+                ..RefineConfig::default()
+            },
+            "efficiency_ratio",
+        ),
+        (
+            RefineConfig {
+                denoise_window: 0,
+                ..RefineConfig::default()
+            },
+            "denoise_window",
+        ),
+        (
+            RefineConfig {
+                min_novelty: f64::NAN,
+                ..RefineConfig::default()
+            },
+            "min_novelty",
+        ),
+    ] {
+        let err = refine(&s.robot, &s.config, &cfg, &raw, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(field), "{err}");
+    }
+}

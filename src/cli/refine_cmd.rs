@@ -16,9 +16,10 @@ pub struct RefineArgs {
     /// Directory of golden episode files (created; existing golden episodes count for novelty).
     #[arg(long)]
     pub out: PathBuf,
-    /// Built-in robot name or URDF path the episodes were recorded with.
-    #[arg(long, default_value = "ur5e")]
-    pub robot: String,
+    /// Built-in robot name or URDF path the episodes were recorded with (default: the robot
+    /// named in the episode files, else ur5e).
+    #[arg(long)]
+    pub robot: Option<String>,
     /// A RefineConfig JSON file (limits, ratios, tolerances).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -37,10 +38,6 @@ pub fn run(args: &RefineArgs) -> anyhow::Result<()> {
         }
         None => RefineConfig::default(),
     };
-    let robot = Arc::new(
-        robots::load_manipulator(&args.robot, None)
-            .with_context(|| format!("loading robot `{}`", args.robot))?,
-    );
     let scan = read_dir(&args.input)?;
     for skipped in &scan.skipped {
         eprintln!(
@@ -53,6 +50,15 @@ pub fn run(args: &RefineArgs) -> anyhow::Result<()> {
         anyhow::bail!("{}: no readable episode files", args.input.display());
     };
     let config = Arc::new(first.header.sim_config.clone());
+    let robot_name = args
+        .robot
+        .clone()
+        .or_else(|| first.header.robot_name.clone())
+        .unwrap_or_else(|| "ur5e".to_owned());
+    let robot = Arc::new(
+        robots::load_manipulator(&robot_name, None)
+            .with_context(|| format!("loading robot `{robot_name}`"))?,
+    );
     let raw: Vec<sim::Episode> = scan
         .files
         .iter()

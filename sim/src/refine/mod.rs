@@ -69,6 +69,47 @@ impl Default for RefineConfig {
     }
 }
 
+impl RefineConfig {
+    /// Checks every field; the error names the bad one.
+    pub fn validate(&self) -> Result<()> {
+        let positive = [
+            ("velocity_fraction", self.velocity_fraction),
+            ("acceleration_limit", self.acceleration_limit),
+            ("jerk_limit", self.jerk_limit),
+            ("keyframe_tolerance_m", self.keyframe_tolerance_m),
+            ("keyframe_tolerance_rad", self.keyframe_tolerance_rad),
+        ];
+        for (field, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(SimError::config(
+                    format!("refine.{field}"),
+                    "must be a positive number",
+                ));
+            }
+        }
+        let non_negative = [
+            ("idle_still_rad", self.idle_still_rad),
+            ("gripper_dwell_s", self.gripper_dwell_s),
+            ("min_novelty", self.min_novelty),
+        ];
+        for (field, v) in non_negative {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(SimError::config(format!("refine.{field}"), "must be >= 0"));
+            }
+        }
+        if !(self.efficiency_ratio.is_finite() && self.efficiency_ratio >= 1.0) {
+            return Err(SimError::config("refine.efficiency_ratio", "must be >= 1"));
+        }
+        if self.denoise_window == 0 {
+            return Err(SimError::config(
+                "refine.denoise_window",
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// What happened to one raw episode.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
@@ -183,6 +224,7 @@ pub fn refine(
     raw: &[Episode],
     held: &[Episode],
 ) -> Result<Refined> {
+    cfg.validate()?;
     if raw
         .iter()
         .any(|e| e.robot_model_hash != robot.model.model_hash)
