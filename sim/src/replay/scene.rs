@@ -10,6 +10,7 @@ use crate::config::CameraMount;
 use crate::episode::Episode;
 use crate::error::Result;
 use crate::refine::metrics;
+use crate::scene::props::TOOL_RGB;
 use crate::scene::props::{
     FLOOR_SEGMENT, OBJECT_SEGMENT_BASE, PEDESTAL_SEGMENT, TABLE_SEGMENT, TOOL_SEGMENT,
     ZONE_SEGMENT_BASE,
@@ -19,7 +20,6 @@ use crate::task::{TaskSpec, ToolKind};
 
 /// Radius of the robot pedestal (as built by `scene::props`).
 const PEDESTAL_RADIUS_M: f64 = 0.09;
-const TOOL_RGB: [u8; 3] = [180, 180, 190];
 
 /// Links drawn: those with visual geometry, minus the fingers' subtrees when a tool replaces
 /// the gripper (as the scene builds it).
@@ -175,16 +175,14 @@ fn log_robot(log: &Log<'_>, robot: &Manipulator, task: &TaskSpec) -> Result<Vec<
     let ee = Entity::new(&["world", "ee"]);
     log.fixed(&ee, &rerun::TransformAxes3D::new(0.06_f32))?;
     if task.tool == ToolKind::Spatula {
-        let parts = [
-            ("handle", -0.04, [0.008, 0.008, 0.05]),
-            ("blade", 0.03, [0.045, 0.04, 0.002]),
-        ];
-        for (name, z, half_m) in parts {
+        for part in crate::scene::props::SPATULA_PARTS {
             log_primitive(
                 log,
-                &ee.child("tool").child(name),
-                &Isometry3::translation(0.0, 0.0, z),
-                &Primitive::Box { half_m },
+                &ee.child("tool").child(part.name),
+                &Isometry3::translation(0.0, 0.0, part.z_in_ee_m),
+                &Primitive::Box {
+                    half_m: part.half_extents_m,
+                },
                 shapes::rgb(TOOL_RGB),
             )?;
         }

@@ -162,6 +162,35 @@ pub fn build_zone(
     )
 }
 
+/// One box of the spatula, in the TCP frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ToolPart {
+    pub name: &'static str,
+    /// Centre along the TCP z axis (m).
+    pub z_in_ee_m: f64,
+    pub half_extents_m: [f64; 3],
+    pub mass_kg: f64,
+}
+
+/// The spatula: a handle along the approach axis and a thin blade at its end.
+pub const SPATULA_PARTS: [ToolPart; 2] = [
+    ToolPart {
+        name: "handle",
+        z_in_ee_m: -0.04,
+        half_extents_m: [0.008, 0.008, 0.05],
+        mass_kg: 0.15,
+    },
+    ToolPart {
+        name: "blade",
+        z_in_ee_m: 0.03,
+        half_extents_m: [0.045, 0.04, 0.002],
+        mass_kg: 0.05,
+    },
+];
+
+/// Spatula colour.
+pub const TOOL_RGB: [u8; 3] = [180, 180, 190];
+
 /// Mounts a spatula on `body` at `body_from_ee` (the TCP): a handle along the approach axis
 /// and a thin blade at its end, angled 30° so it can slide under a disc.
 pub fn build_spatula(
@@ -171,18 +200,17 @@ pub fn build_spatula(
 ) -> Vec<ColliderHandle> {
     let appearance = Appearance {
         segment_id: TOOL_SEGMENT,
-        rgb: [180, 180, 190],
+        rgb: TOOL_RGB,
     }
     .to_user_data();
-    let handle = Isometry3::translation(0.0, 0.0, -0.04);
-    let blade = Isometry3::from_parts(
-        Translation3::new(0.0, 0.0, 0.03),
-        UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 0.0),
-    );
-    let parts = [
-        (handle, SharedShape::cuboid(0.008, 0.008, 0.05), 0.15),
-        (blade, SharedShape::cuboid(0.045, 0.04, 0.002), 0.05),
-    ];
+    let parts = SPATULA_PARTS.map(|part| {
+        let [hx, hy, hz] = part.half_extents_m;
+        (
+            Isometry3::translation(0.0, 0.0, part.z_in_ee_m),
+            SharedShape::cuboid(hx as f32, hy as f32, hz as f32),
+            part.mass_kg as f32,
+        )
+    });
     parts
         .into_iter()
         .map(|(pose, shape, mass)| {
