@@ -2,9 +2,9 @@
 //! instruction document.
 
 use nalgebra::{Isometry3, Vector3};
-use robots::{LinkId, Manipulator};
+use robots::{LinkId, Manipulator, Shape};
 
-use super::shapes::{self, log_primitive, Primitive, Visual};
+use super::shapes::{self, log_primitive};
 use super::{Entity, Log, ReplayRequest};
 use crate::config::CameraMount;
 use crate::episode::Episode;
@@ -99,8 +99,8 @@ fn log_props(log: &Log<'_>, task: &TaskSpec) -> Result<()> {
             t.center_xy_m[1],
             t.top_z_m - t.size_m[2] / 2.0,
         ),
-        &Primitive::Box {
-            half_m: [t.size_m[0] / 2.0, t.size_m[1] / 2.0, t.size_m[2] / 2.0],
+        &Shape::Box {
+            size_m: Vector3::from(t.size_m),
         },
         shapes::rgb(t.rgb),
     )?;
@@ -108,7 +108,7 @@ fn log_props(log: &Log<'_>, task: &TaskSpec) -> Result<()> {
         log,
         &Entity::new(&["world", "pedestal"]),
         &Isometry3::translation(0.0, 0.0, t.top_z_m / 2.0),
-        &Primitive::Cylinder {
+        &Shape::Cylinder {
             radius_m: PEDESTAL_RADIUS_M,
             length_m: t.top_z_m,
         },
@@ -120,15 +120,15 @@ fn log_props(log: &Log<'_>, task: &TaskSpec) -> Result<()> {
             log,
             &Entity::new(&["world", "zones", &z.name]),
             &Isometry3::translation(z.center_m[0], z.center_m[1], z.center_m[2]),
-            &Primitive::Box {
-                half_m: z.half_extents_m,
+            &Shape::Box {
+                size_m: Vector3::from(z.half_extents_m) * 2.0,
             },
             rerun::Color::from_unmultiplied_rgba(r, g, b, 110),
         )?;
     }
     for (i, o) in task.objects.iter().enumerate() {
         let entity = object_entity(task, i);
-        for (k, (object_from_part, part)) in shapes::object_parts(&o.kind).iter().enumerate() {
+        for (k, (object_from_part, part)) in o.kind.parts().iter().enumerate() {
             log_primitive(
                 log,
                 &entity.child(&format!("part_{k}")),
@@ -152,11 +152,8 @@ fn log_robot(log: &Log<'_>, robot: &Manipulator, task: &TaskSpec) -> Result<Vec<
         for (k, item) in l.visuals.iter().enumerate() {
             let child = entity.child(&format!("visual_{k}"));
             let color = shapes::color(item.rgba.unwrap_or(shapes::DEFAULT_RGBA));
-            match shapes::visual(&item.shape) {
-                Visual::Primitive(p) => {
-                    log_primitive(log, &child, &item.link_from_geometry, &p, color)?;
-                }
-                Visual::Mesh { path, scale } => match rerun::Asset3D::from_file_path(path) {
+            match &item.shape {
+                Shape::Mesh { path, scale } => match rerun::Asset3D::from_file_path(path) {
                     Ok(asset) => {
                         log.fixed(&child, &asset.with_albedo_factor(color.0))?;
                         let s = [scale.x as f32, scale.y as f32, scale.z as f32];
@@ -169,6 +166,9 @@ fn log_robot(log: &Log<'_>, robot: &Manipulator, task: &TaskSpec) -> Result<Vec<
                         path.display()
                     )),
                 },
+                primitive => {
+                    log_primitive(log, &child, &item.link_from_geometry, primitive, color)?
+                }
             }
         }
     }
@@ -180,8 +180,8 @@ fn log_robot(log: &Log<'_>, robot: &Manipulator, task: &TaskSpec) -> Result<Vec<
                 log,
                 &ee.child("tool").child(part.name),
                 &Isometry3::translation(0.0, 0.0, part.z_in_ee_m),
-                &Primitive::Box {
-                    half_m: part.half_extents_m,
+                &Shape::Box {
+                    size_m: Vector3::from(part.half_extents_m) * 2.0,
                 },
                 shapes::rgb(TOOL_RGB),
             )?;

@@ -1,78 +1,13 @@
 //! Geometry → rerun archetypes: URDF shapes, task props and poses.
 
-use nalgebra::{Isometry3, Vector3};
+use nalgebra::Isometry3;
 use robots::Shape;
 
 use super::{Entity, Log};
 use crate::error::Result;
-use crate::task::ObjectKind;
 
 /// Default colour of URDF visuals without a material.
 pub const DEFAULT_RGBA: [f32; 4] = [0.7, 0.7, 0.72, 1.0];
-
-/// A primitive in its own frame, centred at the origin, axis (cylinders, capsules) along z.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Primitive {
-    Box {
-        half_m: [f64; 3],
-    },
-    Cylinder {
-        radius_m: f64,
-        length_m: f64,
-    },
-    /// `length_m` is the cylindrical part.
-    Capsule {
-        radius_m: f64,
-        length_m: f64,
-    },
-    Sphere {
-        radius_m: f64,
-    },
-}
-
-/// A URDF shape as a primitive, or the mesh file it names.
-pub enum Visual<'a> {
-    Primitive(Primitive),
-    Mesh {
-        path: &'a std::path::Path,
-        scale: Vector3<f64>,
-    },
-}
-
-pub fn visual(shape: &Shape) -> Visual<'_> {
-    match shape {
-        Shape::Box { size_m } => Visual::Primitive(Primitive::Box {
-            half_m: [size_m.x / 2.0, size_m.y / 2.0, size_m.z / 2.0],
-        }),
-        Shape::Cylinder { radius_m, length_m } => Visual::Primitive(Primitive::Cylinder {
-            radius_m: *radius_m,
-            length_m: *length_m,
-        }),
-        Shape::Capsule { radius_m, length_m } => Visual::Primitive(Primitive::Capsule {
-            radius_m: *radius_m,
-            length_m: *length_m,
-        }),
-        Shape::Sphere { radius_m } => Visual::Primitive(Primitive::Sphere {
-            radius_m: *radius_m,
-        }),
-        Shape::Mesh { path, scale } => Visual::Mesh {
-            path,
-            scale: *scale,
-        },
-    }
-}
-
-/// The parts of a prop in the object's frame (`ObjectKind::parts`, the same geometry the
-/// physics scene is built from).
-pub fn object_parts(kind: &ObjectKind) -> Vec<(Isometry3<f64>, Primitive)> {
-    kind.parts()
-        .iter()
-        .filter_map(|(pose, shape)| match visual(shape) {
-            Visual::Primitive(p) => Some((*pose, p)),
-            Visual::Mesh { .. } => None,
-        })
-        .collect()
-}
 
 /// `parent_from_child` as a rerun transform.
 pub fn transform(iso: &Isometry3<f64>) -> rerun::Transform3D {
@@ -93,41 +28,43 @@ pub fn rgb(rgb: [u8; 3]) -> rerun::Color {
     rerun::Color::from_rgb(rgb[0], rgb[1], rgb[2])
 }
 
-/// Logs `primitive` (static) at `entity`, placed by `parent_from_primitive` relative to the
-/// entity's parent.
+/// Logs a primitive `shape` (static) at `entity`, placed by `parent_from_primitive` relative to
+/// the entity's parent, in URDF conventions (centred, cylinders and capsules along z). Meshes
+/// are drawn by the caller from their files (`rerun::Asset3D`), so they log nothing here.
 pub fn log_primitive(
     log: &Log<'_>,
     entity: &Entity,
     parent_from_primitive: &Isometry3<f64>,
-    primitive: &Primitive,
+    primitive: &Shape,
     color: rerun::Color,
 ) -> Result<()> {
     match primitive {
-        Primitive::Box { half_m } => {
+        Shape::Mesh { .. } => return Ok(()),
+        Shape::Box { size_m } => {
             let b = rerun::Boxes3D::from_half_sizes([[
-                half_m[0] as f32,
-                half_m[1] as f32,
-                half_m[2] as f32,
+                (size_m.x / 2.0) as f32,
+                (size_m.y / 2.0) as f32,
+                (size_m.z / 2.0) as f32,
             ]])
             .with_colors([color])
             .with_fill_mode(rerun::FillMode::Solid);
             log.fixed(entity, &b)?;
         }
-        Primitive::Cylinder { radius_m, length_m } => {
+        Shape::Cylinder { radius_m, length_m } => {
             let c =
                 rerun::Cylinders3D::from_lengths_and_radii([*length_m as f32], [*radius_m as f32])
                     .with_colors([color])
                     .with_fill_mode(rerun::FillMode::Solid);
             log.fixed(entity, &c)?;
         }
-        Primitive::Capsule { radius_m, length_m } => {
+        Shape::Capsule { radius_m, length_m } => {
             let c =
                 rerun::Capsules3D::from_lengths_and_radii([*length_m as f32], [*radius_m as f32])
                     .with_colors([color])
                     .with_fill_mode(rerun::FillMode::Solid);
             log.fixed(entity, &c)?;
         }
-        Primitive::Sphere { radius_m } => {
+        Shape::Sphere { radius_m } => {
             let s = rerun::Ellipsoids3D::from_radii([*radius_m as f32])
                 .with_colors([color])
                 .with_fill_mode(rerun::FillMode::Solid);
@@ -136,7 +73,7 @@ pub fn log_primitive(
     }
     // rerun capsules run from the origin along +z; URDF's are centred.
     let placement = match primitive {
-        Primitive::Capsule { length_m, .. } => {
+        Shape::Capsule { length_m, .. } => {
             parent_from_primitive * Isometry3::translation(0.0, 0.0, -length_m / 2.0)
         }
         _ => *parent_from_primitive,

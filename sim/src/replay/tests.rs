@@ -136,11 +136,12 @@ fn a_spatula_hides_the_fingers() {
 
 #[test]
 fn a_pan_has_a_base_sixteen_walls_and_a_handle() {
-    let parts = shapes::object_parts(&crate::task::ObjectKind::Pan {
+    let parts = (crate::task::ObjectKind::Pan {
         radius_m: 0.1,
         wall_height_m: 0.03,
         handle_length_m: 0.12,
-    });
+    })
+    .parts();
     assert_eq!(parts.len(), 18, "base, 16 wall segments, handle");
     assert_eq!(parts[0].0, Isometry3::identity());
 }
