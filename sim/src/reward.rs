@@ -85,6 +85,16 @@ fn half_width_m(kind: &ObjectKind) -> f64 {
     }
 }
 
+/// Objects `a` and `b` touch at the end of the step.
+fn objects_touch(s: &PhysicsState, a: usize, b: usize) -> bool {
+    s.contacts
+        .object_touch
+        .get(a)
+        .and_then(|r| r.get(b))
+        .copied()
+        .unwrap_or(false)
+}
+
 /// Evaluates predicates and rewards for one task against states; `initial` is the state at
 /// the start of the episode.
 #[derive(Clone, Copy, Debug)]
@@ -201,13 +211,7 @@ impl<'a> Judge<'a> {
             },
             SkillKind::Flip => match (self.object(), self.support()) {
                 (Some(o), Some(b)) => {
-                    let touching = s
-                        .contacts
-                        .object_touch
-                        .get(o)
-                        .and_then(|r| r.get(b))
-                        .copied()
-                        .unwrap_or(false);
+                    let touching = objects_touch(s, o, b);
                     let upside_down = s.objects.get(o).is_some_and(|x| x.up_axis().z < -0.8);
                     let started_up = self
                         .initial
@@ -236,13 +240,7 @@ impl<'a> Judge<'a> {
         };
         let d = top.position_m() - base.position_m();
         let expected_dz = half_height_m(&top_spec.kind) + half_height_m(&base_spec.kind);
-        let touching = s
-            .contacts
-            .object_touch
-            .get(o)
-            .and_then(|r| r.get(b))
-            .copied()
-            .unwrap_or(false);
+        let touching = objects_touch(s, o, b);
         touching
             && d.xy().norm() <= half_width_m(&base_spec.kind)
             && (d.z - expected_dz).abs() <= 0.01
