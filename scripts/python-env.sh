@@ -17,6 +17,9 @@ packages=(
   "mujoco==4.0.0|mujoco"
   "numpy==2.4.6|numpy"
   "rerun-sdk==0.36.3|rerun"
+  # libtorch for the `policy` crate (tch 0.26 needs exactly 2.13.0) and the reference loop.
+  "torch==2.13.0|torch"
+  "safetensors==0.8.0|safetensors"
 )
 
 if [[ ! -x "$venv/bin/python" ]]; then

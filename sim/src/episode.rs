@@ -17,10 +17,12 @@ use crate::camera::CameraFrame;
 use crate::config::SimConfig;
 use crate::control::Action;
 use crate::error::{Result, SimError};
-use crate::reward::{Failure, Judge, RewardTerms};
-use crate::scene::Scene;
+use crate::reward::{Failure, RewardTerms};
 use crate::state::{Observation, PhysicsState};
 use crate::task::TaskSpec;
+
+mod stepper;
+pub use stepper::EpisodeStepper;
 
 /// What a controller knows about the episode it is about to run.
 #[derive(Debug)]
@@ -180,92 +182,13 @@ pub fn run_episode(
     seed: u64,
     record_images: bool,
 ) -> Result<Episode> {
-    let mut scene = Scene::new(robot.clone(), task, config.clone())?;
-    let initial_state = scene.physics_state();
-    let info = EpisodeInfo {
-        index,
-        seed,
-        task,
-        robot,
-        world_from_root: scene.world_from_root,
-        control_dt_s: config.control_dt_s(),
-    };
-    let mut controller = factory.make(&info);
-    let judge = Judge {
-        task,
-        initial: &initial_state,
-        weights: &config.reward,
-    };
-    let max_steps = (task.max_duration_s / config.control_dt_s()).ceil() as usize;
-    let hold_steps = (task.goal.hold_s / config.control_dt_s()).round() as usize;
-    let mut steps = Vec::with_capacity(max_steps);
-    let mut observation = scene.observe(&initial_state, !config.cameras.is_empty());
-    let mut held_since: Option<(usize, f64)> = None;
-    let mut outcome = Outcome {
-        success: false,
-        success_time_s: None,
-        failure: None,
-        invalid: None,
-        control_steps: 0,
-        episode_return: 0.0,
-    };
-    for step in 0..max_steps {
-        let action = controller.act(&observation);
-        if let Err(problem) = scene.apply(&action) {
-            // A controller bug ends this episode, not the batch.
-            outcome.invalid = Some(format!("step {step}: invalid action: {problem}"));
-            break;
-        }
-        scene.step_control();
-        let state = scene.physics_state();
-        let reward = judge.reward(&state);
-        outcome.episode_return += reward.total;
-        outcome.control_steps = step + 1;
-        let invalid = scene.health_problem(&state);
-        let failure = judge.failure(&state);
-        let success_now = invalid.is_none() && judge.success(&state);
-        observation = scene.observe(&state, !config.cameras.is_empty());
-        steps.push(StepRecord {
-            action,
-            q_target_rad: scene.q_target_rad().to_vec(),
-            state,
-            reward,
-            images: if record_images {
-                observation.images.clone()
-            } else {
-                Vec::new()
-            },
-        });
-        if invalid.is_some() {
-            outcome.invalid = invalid;
-            break;
-        }
-        if failure.is_some() {
-            outcome.failure = failure;
-            break;
-        }
-        held_since = match (success_now, held_since) {
-            (true, None) => Some((step, scene.time_s())),
-            (true, held) => held,
-            (false, _) => None,
-        };
-        if let Some((first, t)) = held_since {
-            if step + 1 - first >= hold_steps.max(1) {
-                outcome.success = true;
-                outcome.success_time_s = Some(t);
-                break;
-            }
-        }
+    let mut stepper = EpisodeStepper::new(robot, task, config, index, seed, record_images)?;
+    let mut controller = factory.make(&stepper.info());
+    while !stepper.is_done() {
+        let action = controller.act(stepper.observation());
+        stepper.step(action);
     }
-    Ok(Episode {
-        index,
-        seed,
-        task: task.clone(),
-        robot_model_hash: robot.model.model_hash.clone(),
-        initial_state,
-        steps,
-        outcome,
-    })
+    Ok(stepper.finish())
 }
 
 impl EpisodeBatch {

@@ -28,6 +28,7 @@ pub use config::SimConfig;
 pub use control::{Action, ControlMode};
 pub use episode::{
     BatchConfig, BatchStats, Controller, ControllerFactory, Episode, EpisodeBatch, EpisodeInfo,
+    EpisodeStepper,
 };
 pub use error::{Result, SimError};
 pub use reward::{Judge, RewardTerms, RewardWeights};

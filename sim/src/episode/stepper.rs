@@ -1,0 +1,187 @@
+//! `EpisodeStepper`: one episode advanced a control step at a time by whoever holds the actions,
+//! so a batched policy can step many episodes in lockstep (one network call for all of them)
+//! with exactly the same rules as `run_episode`: reward, health, failure, the success hold.
+
+use std::sync::Arc;
+
+use robots::Manipulator;
+
+use super::{Episode, EpisodeInfo, Outcome, StepRecord};
+use crate::config::SimConfig;
+use crate::control::Action;
+use crate::error::Result;
+use crate::reward::Judge;
+use crate::scene::Scene;
+use crate::state::{Observation, PhysicsState};
+use crate::task::TaskSpec;
+
+/// An episode in progress.
+#[derive(Debug)]
+pub struct EpisodeStepper {
+    robot: Arc<Manipulator>,
+    task: TaskSpec,
+    config: Arc<SimConfig>,
+    scene: Scene,
+    index: usize,
+    seed: u64,
+    record_images: bool,
+    initial_state: PhysicsState,
+    observation: Observation,
+    steps: Vec<StepRecord>,
+    outcome: Outcome,
+    max_steps: usize,
+    hold_steps: usize,
+    held_since: Option<(usize, f64)>,
+    done: bool,
+}
+
+impl EpisodeStepper {
+    /// Builds the scene of `task`; the first observation is ready.
+    pub fn new(
+        robot: &Arc<Manipulator>,
+        task: &TaskSpec,
+        config: &Arc<SimConfig>,
+        index: usize,
+        seed: u64,
+        record_images: bool,
+    ) -> Result<EpisodeStepper> {
+        let scene = Scene::new(robot.clone(), task, config.clone())?;
+        let initial_state = scene.physics_state();
+        let observation = scene.observe(&initial_state, !config.cameras.is_empty());
+        let dt = config.control_dt_s();
+        let max_steps = (task.max_duration_s / dt).ceil() as usize;
+        Ok(EpisodeStepper {
+            robot: robot.clone(),
+            task: task.clone(),
+            config: config.clone(),
+            scene,
+            index,
+            seed,
+            record_images,
+            initial_state,
+            observation,
+            steps: Vec::with_capacity(max_steps),
+            outcome: Outcome {
+                success: false,
+                success_time_s: None,
+                failure: None,
+                invalid: None,
+                control_steps: 0,
+                episode_return: 0.0,
+            },
+            max_steps,
+            hold_steps: (task.goal.hold_s / dt).round() as usize,
+            held_since: None,
+            done: max_steps == 0,
+        })
+    }
+
+    /// What a controller of this episode is told before its first step.
+    pub fn info(&self) -> EpisodeInfo<'_> {
+        EpisodeInfo {
+            index: self.index,
+            seed: self.seed,
+            task: &self.task,
+            robot: &self.robot,
+            world_from_root: self.scene.world_from_root,
+            control_dt_s: self.config.control_dt_s(),
+        }
+    }
+
+    pub fn task(&self) -> &TaskSpec {
+        &self.task
+    }
+
+    /// The observation the next action should answer.
+    pub fn observation(&self) -> &Observation {
+        &self.observation
+    }
+
+    /// The episode has ended (success held, failure, invalid physics or time limit).
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Control steps taken so far.
+    pub fn steps_taken(&self) -> usize {
+        self.outcome.control_steps
+    }
+
+    /// Applies `action` for one control period and judges the result. Does nothing once done.
+    pub fn step(&mut self, action: Action) {
+        if self.done {
+            return;
+        }
+        let step = self.steps.len();
+        if let Err(problem) = self.scene.apply(&action) {
+            // A controller bug ends this episode, not the batch.
+            self.outcome.invalid = Some(format!("step {step}: invalid action: {problem}"));
+            self.done = true;
+            return;
+        }
+        self.scene.step_control();
+        let state = self.scene.physics_state();
+        let judge = Judge {
+            task: &self.task,
+            initial: &self.initial_state,
+            weights: &self.config.reward,
+        };
+        let reward = judge.reward(&state);
+        self.outcome.episode_return += reward.total;
+        self.outcome.control_steps = step + 1;
+        let invalid = self.scene.health_problem(&state);
+        let failure = judge.failure(&state);
+        let success_now = invalid.is_none() && judge.success(&state);
+        self.observation = self.scene.observe(&state, !self.config.cameras.is_empty());
+        self.steps.push(StepRecord {
+            action,
+            q_target_rad: self.scene.q_target_rad().to_vec(),
+            state,
+            reward,
+            images: if self.record_images {
+                self.observation.images.clone()
+            } else {
+                Vec::new()
+            },
+        });
+        if invalid.is_some() {
+            self.outcome.invalid = invalid;
+            self.done = true;
+            return;
+        }
+        if failure.is_some() {
+            self.outcome.failure = failure;
+            self.done = true;
+            return;
+        }
+        self.held_since = match (success_now, self.held_since) {
+            (true, None) => Some((step, self.scene.time_s())),
+            (true, held) => held,
+            (false, _) => None,
+        };
+        if let Some((first, t)) = self.held_since {
+            if step + 1 - first >= self.hold_steps.max(1) {
+                self.outcome.success = true;
+                self.outcome.success_time_s = Some(t);
+                self.done = true;
+                return;
+            }
+        }
+        if step + 1 >= self.max_steps {
+            self.done = true;
+        }
+    }
+
+    /// The recorded episode.
+    pub fn finish(self) -> Episode {
+        Episode {
+            index: self.index,
+            seed: self.seed,
+            robot_model_hash: self.robot.model.model_hash.clone(),
+            task: self.task,
+            initial_state: self.initial_state,
+            steps: self.steps,
+            outcome: self.outcome,
+        }
+    }
+}
