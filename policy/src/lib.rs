@@ -1,1 +1,23 @@
-//! policy
+//! `policy`: the vision-language-action policy of the loop, in libtorch through tch — a
+//! transformer over instruction, proprioception and either camera or privileged-state tokens
+//! with an action-chunk Gaussian head and a success head; behaviour cloning and GRPO trainers;
+//! batched policy rollouts in the simulator; safetensors checkpoints. The only crate that
+//! needs libtorch.
+
+pub mod bc;
+pub mod checkpoint;
+pub mod config;
+pub mod dataset;
+pub mod error;
+pub mod features;
+pub mod loss;
+pub mod model;
+pub mod obs;
+pub mod policy;
+pub mod rollout;
+pub mod tokenizer;
+pub mod train;
+
+pub use config::{ModelConfig, ObsMode, OptimConfig};
+pub use error::{PolicyError, Result};
+pub use policy::Policy;

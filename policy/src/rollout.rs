@@ -1,0 +1,248 @@
+//! Batched policy rollouts: many episodes stepped in lockstep (`EpisodeStepper`), one network
+//! call per control step for all running episodes, physics in parallel (rayon). Sampling noise
+//! comes from each episode's own seed, so results do not depend on the thread count.
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use robots::Manipulator;
+use serde::{Deserialize, Serialize};
+
+use crate::config::ObsMode;
+use crate::error::{PolicyError, Result};
+use crate::features::{self, ACTION_DIM};
+use crate::obs::ObsRow;
+use crate::policy::Policy;
+use sim::{Episode, EpisodeStepper, SimConfig, TaskSpec};
+
+/// How actions are chosen from the action Gaussian.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Sampling {
+    /// The mean (evaluation, deployment).
+    Greedy,
+    /// mean + temperature · std · N(0, 1) (exploration, GRPO).
+    Sample { temperature: f64 },
+}
+
+/// One policy decision, kept for reinforcement learning.
+#[derive(Clone, Debug)]
+pub struct Transition {
+    pub row: ObsRow,
+    /// The executed action, normalised.
+    pub action: [f32; ACTION_DIM],
+    /// Its log-probability under the sampling distribution.
+    pub logp: f32,
+    /// Predicted success probability at this step.
+    pub value: f32,
+}
+
+/// An episode run by the policy.
+#[derive(Debug)]
+pub struct PolicyRollout {
+    pub episode: Episode,
+    pub transitions: Vec<Transition>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RolloutConfig {
+    pub sampling: Sampling,
+    /// Worker threads for physics (and libtorch's intra-op pool).
+    pub threads: usize,
+    /// Keep per-step transitions (needed by GRPO).
+    pub keep_transitions: bool,
+}
+
+/// The simulator settings a policy runs under: its training settings, without cameras when it
+/// does not look at them.
+pub fn sim_config_for(policy: &Policy) -> Arc<SimConfig> {
+    let mut sim = policy.meta.sim.clone();
+    if policy.featurizer.model.obs == ObsMode::State {
+        sim.cameras.clear();
+    }
+    Arc::new(sim)
+}
+
+fn normal(rng: &mut ChaCha8Rng) -> f64 {
+    // Box–Muller.
+    let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
+    let u2: f64 = rng.gen();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// Runs `tasks[i]` with seed `seeds[i]` for every i, all in lockstep.
+pub fn rollout(
+    policy: &Policy,
+    robot: &Arc<Manipulator>,
+    tasks: &[TaskSpec],
+    seeds: &[u64],
+    cfg: &RolloutConfig,
+) -> Result<Vec<PolicyRollout>> {
+    if tasks.len() != seeds.len() {
+        return Err(PolicyError::Data(
+            "rollout: one seed per task needed".into(),
+        ));
+    }
+    if robot.model.model_hash != policy.meta.robot_model_hash {
+        return Err(PolicyError::Data(format!(
+            "the policy was trained for robot `{}` (model hash {}), not `{}` ({})",
+            policy.meta.robot_name,
+            policy.meta.robot_model_hash,
+            robot.model.name,
+            robot.model.model_hash
+        )));
+    }
+    let sim = sim_config_for(policy);
+    let threads = cfg.threads.max(1);
+    tch::set_num_threads(threads as i32);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| PolicyError::config("threads", e.to_string()))?;
+    let mut steppers: Vec<EpisodeStepper> = pool.install(|| {
+        tasks
+            .par_iter()
+            .zip(seeds)
+            .enumerate()
+            .map(|(i, (task, seed))| EpisodeStepper::new(robot, task, &sim, i, *seed, false))
+            .collect::<sim::Result<Vec<_>>>()
+    })?;
+    let mut rngs: Vec<ChaCha8Rng> = seeds
+        .iter()
+        .map(|s| ChaCha8Rng::seed_from_u64(s ^ 0x5EED_AC71_0000_0001))
+        .collect();
+    let mut transitions: Vec<Vec<Transition>> = vec![Vec::new(); tasks.len()];
+    let chunk = policy.featurizer.model.chunk as usize;
+    loop {
+        let active: Vec<usize> = (0..steppers.len())
+            .filter(|i| !steppers[*i].is_done())
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        let featurizer = &policy.featurizer;
+        let rows: Vec<ObsRow> = pool.install(|| {
+            active
+                .par_iter()
+                .map(|&i| {
+                    let s = &steppers[i];
+                    featurizer.row(s.observation(), s.task())
+                })
+                .collect::<Result<Vec<_>>>()
+        })?;
+        let refs: Vec<&ObsRow> = rows.iter().collect();
+        let inference = policy.infer(&refs)?;
+        let mut actions = Vec::with_capacity(active.len());
+        for (k, (&i, row)) in active.iter().zip(rows).enumerate() {
+            let mean = &inference.mean[k * chunk * ACTION_DIM..][..ACTION_DIM];
+            let mut a = [0.0f32; ACTION_DIM];
+            let mut logp = 0.0f64;
+            for d in 0..ACTION_DIM {
+                let log_std = f64::from(inference.log_std[d]);
+                a[d] = match cfg.sampling {
+                    Sampling::Greedy => mean[d],
+                    Sampling::Sample { temperature } => {
+                        let std = temperature * log_std.exp();
+                        let z = normal(&mut rngs[i]);
+                        logp += -0.5 * z * z - std.ln() - 0.5 * (std::f64::consts::TAU).ln();
+                        (f64::from(mean[d]) + std * z) as f32
+                    }
+                };
+            }
+            actions.push(features::to_sim_action(&policy.denormalize_action(&a)));
+            if cfg.keep_transitions {
+                transitions[i].push(Transition {
+                    row,
+                    action: a,
+                    logp: logp as f32,
+                    value: inference.value[k],
+                });
+            }
+        }
+        let mut stepping: Vec<(&mut EpisodeStepper, sim::Action)> = Vec::new();
+        let mut actions = actions.into_iter();
+        for (i, s) in steppers.iter_mut().enumerate() {
+            if active.binary_search(&i).is_ok() {
+                if let Some(a) = actions.next() {
+                    stepping.push((s, a));
+                }
+            }
+        }
+        pool.install(|| stepping.into_par_iter().for_each(|(s, a)| s.step(a)));
+    }
+    Ok(steppers
+        .into_iter()
+        .zip(transitions)
+        .map(|(s, transitions)| PolicyRollout {
+            episode: s.finish(),
+            transitions,
+        })
+        .collect())
+}
+
+/// Held-out evaluation figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalReport {
+    pub skill: String,
+    pub episodes: usize,
+    pub successes: usize,
+    pub success_rate: f64,
+    pub mean_return: f64,
+    pub mean_steps: f64,
+    pub seed: u64,
+    pub wall_s: f64,
+}
+
+/// Evaluates the policy greedily on `episodes` task variants of `skill` drawn from the
+/// default task family with seed `seed` (the same variants `coevolve sim` draws for that seed).
+pub fn evaluate(
+    policy: &Policy,
+    robot: &Arc<Manipulator>,
+    skill: sim::SkillKind,
+    episodes: usize,
+    seed: u64,
+    threads: usize,
+) -> Result<EvalReport> {
+    let start = std::time::Instant::now();
+    let (tasks, seeds) = task_variants(skill, episodes, seed);
+    let cfg = RolloutConfig {
+        sampling: Sampling::Greedy,
+        threads,
+        keep_transitions: false,
+    };
+    let runs = rollout(policy, robot, &tasks, &seeds, &cfg)?;
+    let successes = runs.iter().filter(|r| r.episode.outcome.success).count();
+    let n = runs.len().max(1) as f64;
+    Ok(EvalReport {
+        skill: skill.name().to_owned(),
+        episodes: runs.len(),
+        successes,
+        success_rate: successes as f64 / n,
+        mean_return: runs
+            .iter()
+            .map(|r| r.episode.outcome.episode_return)
+            .sum::<f64>()
+            / n,
+        mean_steps: runs
+            .iter()
+            .map(|r| r.episode.outcome.control_steps as f64)
+            .sum::<f64>()
+            / n,
+        seed,
+        wall_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Task variant `i` of a batch seeded `seed`, exactly as `EpisodeBatch` draws them.
+pub fn task_variants(skill: sim::SkillKind, n: usize, seed: u64) -> (Vec<TaskSpec>, Vec<u64>) {
+    let ranges = sim::library::TaskRanges::default();
+    (0..n)
+        .map(|i| {
+            let s = sim::episode::episode_seed(seed, i);
+            let mut rng = ChaCha8Rng::seed_from_u64(s);
+            (sim::library::sample_task(skill, &ranges, &mut rng), s)
+        })
+        .unzip()
+}
