@@ -18,7 +18,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let robot = Arc::new(robots::builtin::load_manipulator("ur5e", None)?);
     let mut sim = SimConfig::default();
     if obs == ObsMode::Rgbd {
-        sim.cameras = SimConfig::default_cameras();
+        sim.cameras = SimConfig::default_cameras()
+            .into_iter()
+            .filter(|c| c.name == "front")
+            .collect();
     }
     let sim = Arc::new(sim);
     let t0 = std::time::Instant::now();

@@ -14,8 +14,7 @@ use tch::{nn, Device, Tensor};
 
 use crate::config::ModelConfig;
 use crate::error::{PolicyError, Result};
-use crate::model::VlaNet;
-use crate::obs::{Featurizer, Normalizer};
+use crate::obs::Normalizer;
 use crate::policy::{Policy, PolicyMeta};
 use crate::tokenizer::Tokenizer;
 
@@ -156,30 +155,20 @@ pub fn load(dir: &Path, device: Device) -> Result<Policy> {
             ),
         ));
     }
-    let featurizer = Featurizer::new(
+    let policy = Policy::build(
         &config.model,
         config.tokenizer.clone(),
-        &config.meta.sim,
-        config.meta.dof,
+        config.normalizer.clone(),
+        config.meta.clone(),
+        device,
+        0,
     )
     .map_err(|e| PolicyError::checkpoint(dir.join(CONFIG_FILE), e.to_string()))?;
-    config
-        .normalizer
-        .check(featurizer.proprio_dim)
-        .map_err(|e| PolicyError::checkpoint(dir.join(CONFIG_FILE), e.to_string()))?;
-    let mut vs = nn::VarStore::new(device);
-    let net = VlaNet::new(
-        &vs.root(),
-        &config.model,
-        featurizer.tokenizer.vocab_size(),
-        featurizer.proprio_dim as i64,
-        &featurizer.image_hw,
-    );
     let stored: HashMap<String, Tensor> = Tensor::read_safetensors(&weights)
         .map_err(|e| PolicyError::checkpoint(&weights, format!("unreadable safetensors: {e}")))?
         .into_iter()
         .collect();
-    let mut vars = vs.variables();
+    let mut vars = policy.vs.variables();
     for name in stored.keys() {
         if !vars.contains_key(name) {
             return Err(PolicyError::checkpoint(
@@ -207,12 +196,5 @@ pub fn load(dir: &Path, device: Device) -> Result<Policy> {
         }
         Ok(())
     })?;
-    vs.set_kind(tch::Kind::Float);
-    Ok(Policy {
-        vs,
-        net,
-        featurizer,
-        normalizer: config.normalizer,
-        meta: config.meta,
-    })
+    Ok(policy)
 }

@@ -5,11 +5,14 @@
 //! needs libtorch.
 
 pub mod bc;
+pub mod bench;
 pub mod checkpoint;
 pub mod config;
 pub mod dataset;
+pub mod device;
 pub mod error;
 pub mod features;
+pub mod grpo;
 pub mod loss;
 pub mod model;
 pub mod obs;
@@ -17,6 +20,7 @@ pub mod policy;
 pub mod rollout;
 pub mod tokenizer;
 pub mod train;
+pub mod vision;
 
 pub use config::{ModelConfig, ObsMode, OptimConfig};
 pub use error::{PolicyError, Result};

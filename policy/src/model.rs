@@ -1,6 +1,6 @@
 //! The VLA network: a pre-LayerNorm transformer over [ACT, VAL] readout tokens, instruction
 //! tokens, one proprioception token and either object/zone tokens (state mode) or image patch
-//! tokens from a conv stem (rgbd mode). Heads: a Gaussian over the next `chunk` actions
+//! tokens plus a keypoint token per camera (rgbd mode, `vision.rs`). Heads: a Gaussian over the next `chunk` actions
 //! (normalised units, learned state-independent log-std) and a success logit.
 
 use tch::nn;
@@ -8,6 +8,7 @@ use tch::{Kind, Tensor};
 
 use crate::config::{ModelConfig, ObsMode};
 use crate::features::{ACTION_DIM, OBJECT_DIM, ZONE_DIM};
+use crate::vision::CameraEncoder;
 
 /// Bounds on the learned log standard deviation of the action Gaussian.
 pub const LOG_STD_MIN: f64 = -5.0;
@@ -117,8 +118,7 @@ pub struct VlaNet {
     object_in: Option<nn::Linear>,
     zone_in: Option<nn::Linear>,
     slot_embed: Option<Tensor>,
-    stem: Vec<nn::Conv2D>,
-    patch_pos: Vec<Tensor>,
+    cameras: Vec<CameraEncoder>,
     blocks: Vec<Block>,
     ln_out: nn::LayerNorm,
     action_head: nn::Linear,
@@ -149,36 +149,15 @@ impl VlaNet {
             stdev: s,
         };
         let state = config.obs == ObsMode::State;
-        let mut stem = Vec::new();
-        let mut patch_pos = Vec::new();
-        if !state {
-            for (i, (h, w)) in image_hw.iter().enumerate() {
-                let sp = p / format!("cam{i}");
-                stem.push(nn::conv2d(
-                    &sp / "conv1",
-                    4,
-                    config.stem_channels,
-                    3,
-                    nn::ConvConfig {
-                        stride: 2,
-                        padding: 1,
-                        ..Default::default()
-                    },
-                ));
-                stem.push(nn::conv2d(
-                    &sp / "patch",
-                    config.stem_channels,
-                    d,
-                    config.patch,
-                    nn::ConvConfig {
-                        stride: config.patch,
-                        ..Default::default()
-                    },
-                ));
-                let tokens = ((h + 1) / 2 / config.patch) * ((w + 1) / 2 / config.patch);
-                patch_pos.push(sp.var("pos", &[tokens, d], init(0.02)));
-            }
-        }
+        let cameras = if state {
+            Vec::new()
+        } else {
+            image_hw
+                .iter()
+                .enumerate()
+                .map(|(i, hw)| CameraEncoder::new(&(p / format!("cam{i}")), config, *hw))
+                .collect()
+        };
         let slots = config.max_objects + config.max_zones;
         VlaNet {
             readout: p.var("readout", &[2, d], init(0.02)),
@@ -191,8 +170,7 @@ impl VlaNet {
             zone_in: state
                 .then(|| nn::linear(p / "zone_in", ZONE_DIM as i64, d, Default::default())),
             slot_embed: state.then(|| p.var("slot_embed", &[slots.max(1), d], init(0.02))),
-            stem,
-            patch_pos,
+            cameras,
             blocks: (0..config.depth)
                 .map(|i| Block::new(p / format!("block{i}"), config))
                 .collect(),
@@ -250,17 +228,12 @@ impl VlaNet {
         };
         entities(&obs.objects, &self.object_in, TYPE_OBJECT);
         entities(&obs.zones, &self.zone_in, TYPE_ZONE);
-        for (i, image) in obs.images.iter().enumerate() {
-            let (conv1, patch) = (&self.stem[2 * i], &self.stem[2 * i + 1]);
-            let t = image
-                .apply(conv1)
-                .gelu("tanh")
-                .apply(patch)
-                .flatten(2, 3)
-                .transpose(1, 2);
-            let n = t.size()[1];
-            tokens.push(self.typed(t + &self.patch_pos[i], TYPE_IMAGE));
-            valid.push(ones(n));
+        for (encoder, image) in self.cameras.iter().zip(&obs.images) {
+            let (patches, keypoints) = encoder.forward(image);
+            let n = patches.size()[1];
+            tokens.push(self.typed(patches, TYPE_IMAGE));
+            tokens.push(self.typed(keypoints, TYPE_IMAGE));
+            valid.push(ones(n + 1));
         }
         let mut x = Tensor::cat(&tokens, 1);
         let mask = Tensor::cat(&valid, 1).view([b, 1, 1, -1]);

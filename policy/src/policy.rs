@@ -60,8 +60,28 @@ impl Policy {
         device: Device,
         seed: u64,
     ) -> Result<Policy> {
+        let meta = PolicyMeta {
+            robot_name: robot.model.name.clone(),
+            robot_model_hash: robot.model.model_hash.clone(),
+            dof: robot.dof(),
+            skills: Vec::new(),
+            sim: sim.clone(),
+            training: serde_json::Value::Null,
+        };
+        Policy::build(model, tokenizer, normalizer, meta, device, seed)
+    }
+
+    /// A freshly initialised policy for the robot and simulator described by `meta`.
+    pub fn build(
+        model: &ModelConfig,
+        tokenizer: Tokenizer,
+        normalizer: Normalizer,
+        meta: PolicyMeta,
+        device: Device,
+        seed: u64,
+    ) -> Result<Policy> {
         model.validate()?;
-        let featurizer = Featurizer::new(model, tokenizer, sim, robot.dof())?;
+        let featurizer = Featurizer::new(model, tokenizer, &meta.sim, meta.dof)?;
         normalizer.check(featurizer.proprio_dim)?;
         tch::manual_seed(seed as i64);
         let vs = nn::VarStore::new(device);
@@ -77,15 +97,23 @@ impl Policy {
             net,
             featurizer,
             normalizer,
-            meta: PolicyMeta {
-                robot_name: robot.model.name.clone(),
-                robot_model_hash: robot.model.model_hash.clone(),
-                dof: robot.dof(),
-                skills: Vec::new(),
-                sim: sim.clone(),
-                training: serde_json::Value::Null,
-            },
+            meta,
         })
+    }
+
+    /// A frozen copy (same weights, no gradients) to serve as a KL reference.
+    pub fn frozen_copy(&self) -> Result<Policy> {
+        let mut copy = Policy::build(
+            &self.featurizer.model,
+            self.featurizer.tokenizer.clone(),
+            self.normalizer.clone(),
+            self.meta.clone(),
+            self.device(),
+            0,
+        )?;
+        copy.vs.copy(&self.vs)?;
+        copy.vs.freeze();
+        Ok(copy)
     }
 
     pub fn device(&self) -> Device {

@@ -1,4 +1,4 @@
-//! `coevolve bench physics|camera`.
+//! `coevolve bench physics|camera|train|infer`.
 
 use clap::{Args, ValueEnum};
 use sim::anchor::{physics_report_with, PhysicsReportConfig};
@@ -9,6 +9,10 @@ pub enum BenchKind {
     Physics,
     /// 64×64 RGB-D + segmentation frames/s per core in the default pick scene.
     Camera,
+    /// Policy training samples/s (BC loop, synthetic data); twin: benches/train_reference.py.
+    Train,
+    /// Policy inference latency per action chunk (batch 1), p50/p99.
+    Infer,
 }
 
 #[derive(Debug, Args)]
@@ -23,6 +27,21 @@ pub struct BenchArgs {
     /// Camera: frames to render.
     #[arg(long, default_value_t = 5000)]
     pub frames: usize,
+    /// Train/infer: model size preset (tiny, small, base).
+    #[arg(long, default_value = "small")]
+    pub size: String,
+    /// Train/infer: observation mode (state or rgbd).
+    #[arg(long, default_value = "state")]
+    pub obs: String,
+    /// Train: timed steps (after 20 untimed warm-up steps); infer: timed inferences.
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Train: batch size.
+    #[arg(long, default_value_t = 256)]
+    pub batch_size: usize,
+    /// Train/infer: auto, cpu, cuda or cuda:N.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -64,6 +83,42 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                 if let Some(note) = &r.note {
                     println!("  note: {note}");
                 }
+            }
+        }
+        BenchKind::Train => {
+            let cfg = policy::bench::TrainBenchConfig {
+                size: args.size.clone(),
+                obs: policy::ObsMode::parse(&args.obs)?,
+                steps: args.steps.unwrap_or(200).max(1),
+                warmup_steps: 20,
+                batch_size: args.batch_size.max(1),
+                samples: 4096,
+                threads,
+                seed: 0,
+            };
+            let device = policy::device::parse_device(&args.device)?;
+            let r = policy::bench::train_throughput(&cfg, device)?;
+            if args.json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                println!(
+                    "train {} {:?} ({} params), batch {}, {} threads on {}: {:.0} samples/s ({:.1} ms/step)",
+                    r.size, r.obs, r.params, r.batch_size, r.threads, r.device, r.samples_per_sec, r.ms_per_step
+                );
+            }
+        }
+        BenchKind::Infer => {
+            let device = policy::device::parse_device(&args.device)?;
+            let obs = policy::ObsMode::parse(&args.obs)?;
+            let n = args.steps.unwrap_or(1000).max(1);
+            let r = policy::bench::inference_latency(&args.size, obs, n, threads, device)?;
+            if args.json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                println!(
+                    "infer {} {:?}, {} threads on {}: p50 {:.2} ms, p99 {:.2} ms per action chunk",
+                    r.size, r.obs, r.threads, r.device, r.p50_ms, r.p99_ms
+                );
             }
         }
         BenchKind::Camera => {

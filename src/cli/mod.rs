@@ -1,6 +1,7 @@
 //! Command definitions and dispatch.
 
 mod bench;
+mod policy_cmd;
 mod refine_cmd;
 mod replay_cmd;
 mod robots_cmd;
@@ -29,7 +30,13 @@ pub enum Command {
         #[command(subcommand)]
         command: robots_cmd::RobotsCommand,
     },
-    /// Benchmarks: physics throughput against MuJoCo, camera frames per second.
+    /// Train a policy by behaviour cloning on (golden) episodes.
+    Train(policy_cmd::TrainArgs),
+    /// Evaluate a policy checkpoint on held-out task variants.
+    Eval(policy_cmd::EvalArgs),
+    /// Improve a policy checkpoint with GRPO on simulator rollouts.
+    Grpo(policy_cmd::GrpoArgs),
+    /// Benchmarks: physics vs MuJoCo, camera fps, training samples/s, inference latency.
     Bench(bench::BenchArgs),
 }
 
@@ -39,6 +46,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Refine(args) => refine_cmd::run(&args),
         Command::Replay(args) => replay_cmd::run(&args),
         Command::Robots { command } => robots_cmd::run(&command),
+        Command::Train(args) => policy_cmd::train(&args),
+        Command::Eval(args) => policy_cmd::eval(&args),
+        Command::Grpo(args) => policy_cmd::grpo(&args),
         Command::Bench(args) => bench::run(&args),
     }
 }
