@@ -106,3 +106,72 @@ pub fn grpo_loss(
         clip_fraction,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(v: &[f32]) -> Tensor {
+        Tensor::from_slice(v)
+    }
+
+    fn scalar(x: &Tensor) -> f64 {
+        x.double_value(&[])
+    }
+
+    #[test]
+    fn gaussian_log_prob_matches_the_formula() {
+        // x = 1, mean = 0, log_std = ln 2: −0.5·(1/2)² − ln 2 − 0.5·ln 2π.
+        let lp = gaussian_log_prob(&t(&[1.0]), &t(&[0.0]), &t(&[2f32.ln()]));
+        let expected = -0.125 - 2f64.ln() - 0.5 * (2.0 * std::f64::consts::PI).ln();
+        assert!((scalar(&lp) - expected).abs() < 1e-6);
+    }
+
+    #[test]
+    fn group_advantages_are_normalised_per_group() {
+        // Group 0: returns 1, 0 → mean 0.5, std 0.5 → ±1. Group 1: all equal → 0.
+        let a = group_advantages(&[1.0, 0.0, 3.0, 3.0], &[0, 0, 1, 1], 0.0);
+        assert_eq!(a, vec![1.0, -1.0, 0.0, 0.0]);
+        // Group of three: 0, 1, 2 → mean 1, population std sqrt(2/3).
+        let a = group_advantages(&[0.0, 1.0, 2.0], &[0, 0, 0], 0.0);
+        let s = (2.0f64 / 3.0).sqrt();
+        assert!((a[0] + 1.0 / s).abs() < 1e-12 && a[1].abs() < 1e-12 && (a[2] - 1.0 / s).abs() < 1e-12);
+    }
+
+    #[test]
+    fn grpo_loss_hand_computed() {
+        // Sample 1: ratio e^0.5 = 1.6487 > 1.2 with A = +1 → clipped term 1.2 is the minimum.
+        // Sample 2: ratio e^-0.5 = 0.6065 < 0.8 with A = −1 → min(−0.6065, −0.8) = −0.8.
+        // Sample 3: ratio 1 with A = 2 → 2.
+        // KL k3 with ref − new = d: e^d − d − 1 for d = −0.5, 0.5, 0.
+        let new = t(&[0.5, -0.5, 0.0]);
+        let old = t(&[0.0, 0.0, 0.0]);
+        let reference = t(&[0.0, 0.0, 0.0]);
+        let adv = t(&[1.0, -1.0, 2.0]);
+        let beta = 0.1;
+        let out = grpo_loss(&new, &old, &reference, &adv, 0.2, beta);
+        let k = |d: f64| d.exp() - d - 1.0;
+        let kl = [k(-0.5), k(0.5), 0.0];
+        let surrogate = [1.2, -0.8, 2.0];
+        let expected = -(0..3)
+            .map(|i| surrogate[i] - beta * kl[i])
+            .sum::<f64>()
+            / 3.0;
+        assert!((scalar(&out.loss) - expected).abs() < 1e-6, "{} vs {expected}", scalar(&out.loss));
+        assert!((scalar(&out.kl) - kl.iter().sum::<f64>() / 3.0).abs() < 1e-6);
+        assert!((scalar(&out.clip_fraction) - 2.0 / 3.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn chunk_nll_ignores_invalid_and_non_imitated_entries() {
+        // Two samples × chunk 2 × 1 dim; only sample 0, step 0 counts.
+        let actions = t(&[1.0, 50.0, 7.0, 7.0]).view([2, 2, 1]);
+        let mean = Tensor::zeros([2, 2, 1], (Kind::Float, tch::Device::Cpu));
+        let log_std = Tensor::zeros([2, 1], (Kind::Float, tch::Device::Cpu));
+        let valid = t(&[1.0, 0.0, 1.0, 1.0]).view([2, 2]);
+        let imitate = t(&[1.0, 0.0]);
+        let nll = chunk_nll(&actions, &mean, &log_std, &valid, &imitate);
+        let expected = 0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln();
+        assert!((scalar(&nll) - expected).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,129 @@
+//! Checkpoints: a save/load round trip gives bit-identical actions; the weights load in Python's
+//! `safetensors` package with the same names, shapes and values; corrupt or mismatched
+//! checkpoints give errors that say what is wrong.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use policy::bc::{train_bc, BcConfig};
+use policy::checkpoint::{self, CONFIG_FILE, WEIGHTS_FILE};
+use policy::obs::ObsRow;
+use policy::{ObsMode, OptimConfig};
+use sim::SkillKind;
+
+fn trained_policy() -> (policy::Policy, Vec<ObsRow>) {
+    let robot = common::ur5e();
+    let (episodes, config) = common::demos(&robot, SkillKind::Lift, 4, 7, false);
+    let (mut policy, data) = common::policy_for(&episodes, &robot, &config, "tiny", ObsMode::State);
+    let cfg = BcConfig {
+        optim: OptimConfig {
+            steps: 10,
+            batch_size: 32,
+            ..OptimConfig::default()
+        },
+        ..BcConfig::default()
+    };
+    train_bc(&mut policy, &data, None, &cfg, &mut |_| {}).unwrap();
+    let rows = episodes[0]
+        .steps
+        .iter()
+        .enumerate()
+        .take(5)
+        .map(|(t, _)| {
+            let obs = policy::features::observation_before(&episodes[0], t, &robot.home_q_rad, vec![]);
+            policy.featurizer.row(&obs, &episodes[0].task).unwrap()
+        })
+        .collect();
+    (policy, rows)
+}
+
+#[test]
+fn round_trip_gives_identical_actions_and_python_reads_the_weights() {
+    let (policy, rows) = trained_policy();
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("ckpt");
+    checkpoint::save(&policy, &ckpt).unwrap();
+    // Saving again over it replaces it atomically (no leftovers beside it).
+    checkpoint::save(&policy, &ckpt).unwrap();
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("ckpt")]);
+
+    let loaded = checkpoint::load(&ckpt, tch::Device::Cpu).unwrap();
+    let refs: Vec<&ObsRow> = rows.iter().collect();
+    let a = policy.infer(&refs).unwrap();
+    let b = loaded.infer(&refs).unwrap();
+    assert_eq!(a, b, "loaded policy acts differently");
+    assert_eq!(loaded.featurizer.tokenizer, policy.featurizer.tokenizer);
+    assert_eq!(loaded.normalizer, policy.normalizer);
+
+    // Python's safetensors sees the same tensors.
+    let python = std::env::var("COEVOLVE_PYTHON").unwrap_or_else(|_| {
+        panic!("COEVOLVE_PYTHON is not set: run scripts/test.sh (it sources scripts/torch-env.sh)")
+    });
+    let script = r#"
+import json, sys
+from safetensors.numpy import load_file
+t = load_file(sys.argv[1])
+print(json.dumps({k: [list(v.shape), float(v.astype("float64").sum())] for k, v in t.items()}))
+"#;
+    let out = Command::new(python)
+        .args(["-c", script])
+        .arg(ckpt.join(WEIGHTS_FILE))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "python: {}", String::from_utf8_lossy(&out.stderr));
+    let seen: BTreeMap<String, (Vec<i64>, f64)> = serde_json::from_slice(&out.stdout).unwrap();
+    let ours: BTreeMap<String, (Vec<i64>, f64)> = policy
+        .vs
+        .variables()
+        .into_iter()
+        .map(|(k, v)| (k, (v.size(), v.to_kind(tch::Kind::Double).sum(tch::Kind::Double).double_value(&[]))))
+        .collect();
+    assert_eq!(seen.keys().collect::<Vec<_>>(), ours.keys().collect::<Vec<_>>());
+    for (k, (shape, sum)) in &ours {
+        let (py_shape, py_sum) = &seen[k];
+        assert_eq!(shape, py_shape, "{k}");
+        assert!((sum - py_sum).abs() <= 1e-4 * (1.0 + sum.abs()), "{k}: {sum} vs {py_sum}");
+    }
+}
+
+#[test]
+fn corrupt_and_mismatched_checkpoints_are_named() {
+    let (policy, _) = trained_policy();
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("ckpt");
+    checkpoint::save(&policy, &ckpt).unwrap();
+
+    // A flipped byte in the weights.
+    let weights = ckpt.join(WEIGHTS_FILE);
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 0x40;
+    std::fs::write(&weights, &bytes).unwrap();
+    let err = checkpoint::load(&ckpt, tch::Device::Cpu).unwrap_err().to_string();
+    assert!(err.contains("SHA-256 mismatch") && err.contains(WEIGHTS_FILE), "{err}");
+
+    // A config whose architecture does not match the weights (hash updated to pass).
+    checkpoint::save(&policy, &ckpt).unwrap();
+    let cfg_path = ckpt.join(CONFIG_FILE);
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["model"]["depth"] = serde_json::json!(3);
+    std::fs::write(&cfg_path, serde_json::to_string(&cfg).unwrap()).unwrap();
+    let err = checkpoint::load(&ckpt, tch::Device::Cpu).unwrap_err().to_string();
+    assert!(err.contains("block2") && err.contains("missing"), "{err}");
+
+    // Not a policy at all.
+    std::fs::write(&cfg_path, "{\"format\": \"something\"}").unwrap();
+    let err = checkpoint::load(&ckpt, tch::Device::Cpu).unwrap_err().to_string();
+    assert!(err.contains(CONFIG_FILE) && err.contains("invalid policy config"), "{err}");
+
+    // Missing directory.
+    let err = checkpoint::load(&dir.path().join("nope"), tch::Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("nope"), "{err}");
+}
