@@ -120,6 +120,41 @@ class Block(nn.Module):
         return x + h
 
 
+KEYPOINTS = 16
+
+
+class CameraEncoder(nn.Module):
+    """Mirrors policy/src/vision.rs: stride-2 stem + residual 3x3 conv, patch tokens with learned
+    positions, and one spatial soft-argmax keypoint token."""
+
+    def __init__(self, c: dict, hw):
+        super().__init__()
+        h, w = hw
+        ch, d, p = c["stem_channels"], c["d_model"], c["patch"]
+        self.conv1 = nn.Conv2d(4, ch, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(ch, ch, 3, stride=1, padding=1)
+        self.patch = nn.Conv2d(ch, d, p, stride=p)
+        self.grid = ((h + 1) // 2, (w + 1) // 2)
+        tokens = (self.grid[0] // p) * (self.grid[1] // p)
+        self.pos = nn.Parameter(torch.randn(tokens, d) * 0.02)
+        self.keypoint_maps = nn.Conv2d(ch, KEYPOINTS, 1)
+        self.keypoint_in = nn.Linear(2 * KEYPOINTS, d)
+
+    def forward(self, image):
+        f = F.gelu(self.conv1(image), approximate="tanh")
+        f = f + F.gelu(self.conv2(f), approximate="tanh")
+        patches = self.patch(f).flatten(2, 3).transpose(1, 2) + self.pos
+        gh, gw = self.grid
+        b = image.shape[0]
+        attention = self.keypoint_maps(f).view(b, KEYPOINTS, gh * gw).softmax(-1).view(b, KEYPOINTS, gh, gw)
+        ys = torch.linspace(-1.0, 1.0, gh, device=image.device)
+        xs = torch.linspace(-1.0, 1.0, gw, device=image.device)
+        ex = (attention.sum(2) * xs).sum(-1)
+        ey = (attention.sum(3) * ys).sum(-1)
+        keypoints = self.keypoint_in(torch.cat([ex, ey], 1)).unsqueeze(1)
+        return patches, keypoints
+
+
 class VlaNet(nn.Module):
     def __init__(self, c: dict, vocab_size: int, proprio_dim: int, image_hw):
         super().__init__()
@@ -128,20 +163,10 @@ class VlaNet(nn.Module):
         state = c["obs"] == "state"
         self.state = state
         randn = lambda *shape: nn.Parameter(torch.randn(*shape) * 0.02)  # Init::Randn(0, 0.02)
-        self.stems = nn.ModuleList()
-        self.patch_pos = nn.ParameterList()
+        self.cameras = nn.ModuleList()
         if not state:
-            for h, w in image_hw:
-                self.stems.append(
-                    nn.ModuleDict(
-                        dict(
-                            conv1=nn.Conv2d(4, c["stem_channels"], 3, stride=2, padding=1),
-                            patch=nn.Conv2d(c["stem_channels"], d, c["patch"], stride=c["patch"]),
-                        )
-                    )
-                )
-                tokens = ((h + 1) // 2 // c["patch"]) * ((w + 1) // 2 // c["patch"])
-                self.patch_pos.append(randn(tokens, d))
+            for hw in image_hw:
+                self.cameras.append(CameraEncoder(c, hw))
         slots = c["max_objects"] + c["max_zones"]
         self.readout = randn(2, d)
         self.lang_embed = nn.Embedding(vocab_size, d)
@@ -185,12 +210,12 @@ class VlaNet(nn.Module):
                 slot += n
                 tokens.append(self.typed(t, ty))
                 valid.append(mask)
-        for i, image in enumerate(obs["images"]):
-            stem = self.stems[i]
-            t = stem["patch"](F.gelu(stem["conv1"](image), approximate="tanh")).flatten(2, 3).transpose(1, 2)
-            n = t.shape[1]
-            tokens.append(self.typed(t + self.patch_pos[i], TYPE_IMAGE))
-            valid.append(ones(n))
+        for encoder, image in zip(self.cameras, obs["images"]):
+            patches, keypoints = encoder(image)
+            n = patches.shape[1]
+            tokens.append(self.typed(patches, TYPE_IMAGE))
+            tokens.append(self.typed(keypoints, TYPE_IMAGE))
+            valid.append(ones(n + 1))
         x = torch.cat(tokens, 1)
         mask = torch.cat(valid, 1).view(b, 1, 1, -1)
         for block in self.blocks:
@@ -362,7 +387,7 @@ def main() -> None:
     if args.obs == "state":
         seq_len += c["max_objects"] + c["max_zones"]
     else:
-        seq_len += sum(((h + 1) // 2 // c["patch"]) * ((w + 1) // 2 // c["patch"]) for h, w in IMAGE_HW)
+        seq_len += sum(((h + 1) // 2 // c["patch"]) * ((w + 1) // 2 // c["patch"]) + 1 for h, w in IMAGE_HW)
     report = dict(
         samples_per_sec=samples / max(wall_s, 1e-9),
         steps=args.steps,

@@ -1,28 +1,9 @@
 //! End-to-end tests of the `coevolve` binary: JSON outputs and clear errors on bad input.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers
 
-use std::process::{Command, Output};
+mod common;
 
-fn coevolve(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coevolve"))
-        .args(args)
-        .output()
-        .expect("run coevolve")
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
-
-fn stderr(out: &Output) -> String {
-    assert!(!out.status.success(), "expected failure");
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use common::{coevolve, json, stderr};
 
 #[test]
 fn sim_json_has_the_promised_fields_and_is_thread_independent() {

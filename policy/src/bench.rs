@@ -47,6 +47,10 @@ pub struct TrainBench {
     pub ms_per_step: f64,
     pub device: String,
     pub libtorch: String,
+    /// Forward + backward FLOPs per sample (analytic: 3 × forward).
+    pub train_flops_per_sample: f64,
+    /// Tokens per sample.
+    pub tokens: i64,
 }
 
 /// A vocabulary of 25 words (vocab size 27, as the default instructions give).
@@ -175,6 +179,8 @@ pub fn train_throughput(cfg: &TrainBenchConfig, device: Device) -> Result<TrainB
         ms_per_step: 1e3 * wall_s / cfg.steps as f64,
         device: crate::device::device_name(device),
         libtorch: "2.13.0".into(),
+        train_flops_per_sample: 3.0 * forward_flops(&policy),
+        tokens: sequence_length(&policy),
     })
 }
 
@@ -236,4 +242,39 @@ pub fn sync(device: Device) {
     if let Device::Cuda(i) = device {
         tch::Cuda::synchronize(i as i64);
     }
+}
+
+/// Tokens the trunk sees per sample: 2 readouts, instruction, proprio, then object and zone
+/// slots (state) or patch tokens plus one keypoint token per camera (rgbd).
+pub fn sequence_length(policy: &Policy) -> i64 {
+    let m = &policy.featurizer.model;
+    let base = 2 + m.max_lang_tokens + 1;
+    match m.obs {
+        ObsMode::State => base + m.max_objects + m.max_zones,
+        ObsMode::Rgbd => {
+            base + policy
+                .featurizer
+                .image_hw
+                .iter()
+                .map(|&(h, w)| ((h + 1) / 2 / m.patch) * ((w + 1) / 2 / m.patch) + 1)
+                .sum::<i64>()
+        }
+    }
+}
+
+/// Analytic forward FLOPs per sample (multiply-add = 2): the transformer blocks (projections,
+/// MLP, attention scores and mixing) and the conv stems; embeddings and heads are negligible.
+pub fn forward_flops(policy: &Policy) -> f64 {
+    let m = &policy.featurizer.model;
+    let (t, d) = (sequence_length(policy) as f64, m.d_model as f64);
+    let per_block = t * (2.0 * d * d * (4.0 + 2.0 * m.mlp_ratio as f64)) + 4.0 * t * t * d;
+    let mut flops = m.depth as f64 * per_block;
+    for &(h, w) in &policy.featurizer.image_hw {
+        let grid = (((h + 1) / 2) * ((w + 1) / 2)) as f64;
+        let c = m.stem_channels as f64;
+        let patches = grid / (m.patch * m.patch) as f64;
+        flops += grid * 2.0 * (4.0 * c * 9.0 + c * c * 9.0 + c * crate::vision::KEYPOINTS as f64);
+        flops += patches * 2.0 * c * d * (m.patch * m.patch) as f64;
+    }
+    flops
 }

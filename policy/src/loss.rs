@@ -135,7 +135,9 @@ mod tests {
         // Group of three: 0, 1, 2 → mean 1, population std sqrt(2/3).
         let a = group_advantages(&[0.0, 1.0, 2.0], &[0, 0, 0], 0.0);
         let s = (2.0f64 / 3.0).sqrt();
-        assert!((a[0] + 1.0 / s).abs() < 1e-12 && a[1].abs() < 1e-12 && (a[2] - 1.0 / s).abs() < 1e-12);
+        assert!(
+            (a[0] + 1.0 / s).abs() < 1e-12 && a[1].abs() < 1e-12 && (a[2] - 1.0 / s).abs() < 1e-12
+        );
     }
 
     #[test]
@@ -153,11 +155,12 @@ mod tests {
         let k = |d: f64| d.exp() - d - 1.0;
         let kl = [k(-0.5), k(0.5), 0.0];
         let surrogate = [1.2, -0.8, 2.0];
-        let expected = -(0..3)
-            .map(|i| surrogate[i] - beta * kl[i])
-            .sum::<f64>()
-            / 3.0;
-        assert!((scalar(&out.loss) - expected).abs() < 1e-6, "{} vs {expected}", scalar(&out.loss));
+        let expected = -(0..3).map(|i| surrogate[i] - beta * kl[i]).sum::<f64>() / 3.0;
+        assert!(
+            (scalar(&out.loss) - expected).abs() < 1e-6,
+            "{} vs {expected}",
+            scalar(&out.loss)
+        );
         assert!((scalar(&out.kl) - kl.iter().sum::<f64>() / 3.0).abs() < 1e-6);
         assert!((scalar(&out.clip_fraction) - 2.0 / 3.0).abs() < 1e-6);
     }

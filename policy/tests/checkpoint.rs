@@ -33,7 +33,8 @@ fn trained_policy() -> (policy::Policy, Vec<ObsRow>) {
         .enumerate()
         .take(5)
         .map(|(t, _)| {
-            let obs = policy::features::observation_before(&episodes[0], t, &robot.home_q_rad, vec![]);
+            let obs =
+                policy::features::observation_before(&episodes[0], t, &robot.home_q_rad, vec![]);
             policy.featurizer.row(&obs, &episodes[0].task).unwrap()
         })
         .collect();
@@ -48,7 +49,10 @@ fn round_trip_gives_identical_actions_and_python_reads_the_weights() {
     checkpoint::save(&policy, &ckpt).unwrap();
     // Saving again over it replaces it atomically (no leftovers beside it).
     checkpoint::save(&policy, &ckpt).unwrap();
-    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("ckpt")]);
 
     let loaded = checkpoint::load(&ckpt, tch::Device::Cpu).unwrap();
@@ -74,19 +78,39 @@ print(json.dumps({k: [list(v.shape), float(v.astype("float64").sum())] for k, v 
         .arg(ckpt.join(WEIGHTS_FILE))
         .output()
         .unwrap();
-    assert!(out.status.success(), "python: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "python: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let seen: BTreeMap<String, (Vec<i64>, f64)> = serde_json::from_slice(&out.stdout).unwrap();
     let ours: BTreeMap<String, (Vec<i64>, f64)> = policy
         .vs
         .variables()
         .into_iter()
-        .map(|(k, v)| (k, (v.size(), v.to_kind(tch::Kind::Double).sum(tch::Kind::Double).double_value(&[]))))
+        .map(|(k, v)| {
+            (
+                k,
+                (
+                    v.size(),
+                    v.to_kind(tch::Kind::Double)
+                        .sum(tch::Kind::Double)
+                        .double_value(&[]),
+                ),
+            )
+        })
         .collect();
-    assert_eq!(seen.keys().collect::<Vec<_>>(), ours.keys().collect::<Vec<_>>());
+    assert_eq!(
+        seen.keys().collect::<Vec<_>>(),
+        ours.keys().collect::<Vec<_>>()
+    );
     for (k, (shape, sum)) in &ours {
         let (py_shape, py_sum) = &seen[k];
         assert_eq!(shape, py_shape, "{k}");
-        assert!((sum - py_sum).abs() <= 1e-4 * (1.0 + sum.abs()), "{k}: {sum} vs {py_sum}");
+        assert!(
+            (sum - py_sum).abs() <= 1e-4 * (1.0 + sum.abs()),
+            "{k}: {sum} vs {py_sum}"
+        );
     }
 }
 
@@ -103,8 +127,13 @@ fn corrupt_and_mismatched_checkpoints_are_named() {
     let last = bytes.len() - 3;
     bytes[last] ^= 0x40;
     std::fs::write(&weights, &bytes).unwrap();
-    let err = checkpoint::load(&ckpt, tch::Device::Cpu).unwrap_err().to_string();
-    assert!(err.contains("SHA-256 mismatch") && err.contains(WEIGHTS_FILE), "{err}");
+    let err = checkpoint::load(&ckpt, tch::Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("SHA-256 mismatch") && err.contains(WEIGHTS_FILE),
+        "{err}"
+    );
 
     // A config whose architecture does not match the weights (hash updated to pass).
     checkpoint::save(&policy, &ckpt).unwrap();
@@ -113,13 +142,20 @@ fn corrupt_and_mismatched_checkpoints_are_named() {
         serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
     cfg["model"]["depth"] = serde_json::json!(3);
     std::fs::write(&cfg_path, serde_json::to_string(&cfg).unwrap()).unwrap();
-    let err = checkpoint::load(&ckpt, tch::Device::Cpu).unwrap_err().to_string();
+    let err = checkpoint::load(&ckpt, tch::Device::Cpu)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("block2") && err.contains("missing"), "{err}");
 
     // Not a policy at all.
     std::fs::write(&cfg_path, "{\"format\": \"something\"}").unwrap();
-    let err = checkpoint::load(&ckpt, tch::Device::Cpu).unwrap_err().to_string();
-    assert!(err.contains(CONFIG_FILE) && err.contains("invalid policy config"), "{err}");
+    let err = checkpoint::load(&ckpt, tch::Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(CONFIG_FILE) && err.contains("invalid policy config"),
+        "{err}"
+    );
 
     // Missing directory.
     let err = checkpoint::load(&dir.path().join("nope"), tch::Device::Cpu)
