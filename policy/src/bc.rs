@@ -61,6 +61,31 @@ pub struct TrainReport {
     pub samples_per_sec: f64,
 }
 
+/// One optimiser step with the global gradient norm clipped to `max_norm`, computed on the
+/// device without reading anything back to the host (torch's `clip_grad_norm_`; tch's own
+/// clipping reads the norm back every step, a host sync on CUDA).
+pub fn step_clipped(opt: &mut nn::Optimizer, vs: &nn::VarStore, loss: &Tensor, max_norm: f64) {
+    opt.zero_grad();
+    loss.backward();
+    let grads: Vec<Tensor> = vs
+        .trainable_variables()
+        .iter()
+        .map(Tensor::grad)
+        .filter(Tensor::defined)
+        .collect();
+    if !grads.is_empty() {
+        let norms: Vec<Tensor> = grads.iter().map(Tensor::norm).collect();
+        let total = Tensor::stack(&norms, 0).norm();
+        let coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+        tch::no_grad(|| {
+            for mut g in grads {
+                let _ = g.g_mul_(&coef);
+            }
+        });
+    }
+    opt.step();
+}
+
 /// An AdamW optimiser over the policy's variables.
 pub fn adamw(vs: &nn::VarStore, optim: &OptimConfig) -> Result<nn::Optimizer> {
     let mut opt = nn::AdamW {
@@ -145,7 +170,7 @@ pub fn train_bc(
             batch = concat_batches(batch, r.gather(&r.draw(replay_n), device));
         }
         let (total, nll, value) = bc_losses(policy, &batch, cfg.value_weight);
-        opt.backward_step_clip_norm(&total, cfg.optim.grad_clip);
+        step_clipped(&mut opt, &policy.vs, &total, cfg.optim.grad_clip);
         if (step + 1) % log_every == 0 || step + 1 == cfg.optim.steps {
             last = (
                 total.double_value(&[]),

@@ -13,6 +13,9 @@ use crate::model::ObsBatch;
 use crate::obs::{Featurizer, Normalizer, ObsRow, Stats};
 use sim::{Episode, Scene, SimConfig};
 
+/// Picks an entity table and its validity out of a row.
+type SlotView = dyn Fn(&ObsRow) -> (&[f32], &[bool]);
+
 /// Samples before normalisation.
 #[derive(Debug, Default)]
 pub struct RawSamples {
@@ -99,7 +102,7 @@ impl RawSamples {
 
     /// Statistics of the inputs and of the imitated actions.
     pub fn fit_normalizer(&self, featurizer: &Featurizer) -> Normalizer {
-        let cat = |f: &dyn Fn(&ObsRow) -> (&[f32], &[bool])| {
+        let cat = |f: &SlotView| {
             let mut values = Vec::new();
             let mut keep = Vec::new();
             for r in &self.rows {

@@ -11,7 +11,7 @@ use robots::Manipulator;
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
 
-use crate::bc::adamw;
+use crate::bc::{adamw, step_clipped};
 use crate::config::OptimConfig;
 use crate::error::{PolicyError, Result};
 use crate::features::ACTION_DIM;
@@ -216,7 +216,7 @@ pub fn train_grpo(
                     let total = &parts.loss
                         + value_loss(&value_logit, &success.index_select(0, &idx))
                             * cfg.value_weight;
-                    opt.backward_step_clip_norm(&total, cfg.grad_clip);
+                    step_clipped(&mut opt, &policy.vs, &total, cfg.grad_clip);
                     sums.0 += parts.loss.double_value(&[]);
                     sums.1 += parts.kl.double_value(&[]);
                     sums.2 += parts.clip_fraction.double_value(&[]);
