@@ -79,6 +79,7 @@ fn instruction(skill: SkillKind) -> &'static str {
         SkillKind::Lift => "pick up the red cube and lift it",
         SkillKind::Place => "put the red cube in the green zone",
         SkillKind::Stack => "stack the red cube on the blue cube",
+        SkillKind::Scoop => "scoop the pancake out of the pan",
         SkillKind::Flip => "flip the pancake in the pan",
     }
 }
@@ -136,7 +137,7 @@ pub fn sample_task(skill: SkillKind, ranges: &TaskRanges, rng: &mut impl Rng) ->
     };
     let mut tool = ToolKind::Gripper;
     match skill {
-        SkillKind::Flip => {
+        SkillKind::Scoop | SkillKind::Flip => {
             tool = ToolKind::Spatula;
             let pan_xy = [
                 ranges.object_x_m.sample(rng),

@@ -12,6 +12,8 @@ pub const REST_LIN_M_S: f64 = 0.05;
 pub const REST_ANG_RAD_S: f64 = 0.8;
 /// Lifted: at least this far above its start and off the table.
 pub const LIFTED_M: f64 = 0.01;
+/// Scoop: the disc must be carried at least this far above where it started (m).
+pub const SCOOP_HEIGHT_M: f64 = 0.05;
 /// A robot-table contact above this force counts as a collision (N).
 pub const TABLE_COLLISION_N: f64 = 1.0;
 
@@ -209,6 +211,13 @@ impl<'a> Judge<'a> {
                 (Some(o), Some(b)) => self.stacked(s, o, b),
                 _ => false,
             },
+            SkillKind::Scoop => match (self.object(), self.support()) {
+                (Some(o), Some(b)) => {
+                    let on_tool = s.contacts.tool_touch.get(o).copied().unwrap_or(false);
+                    on_tool && !objects_touch(s, o, b) && self.height_gain(s, o) >= SCOOP_HEIGHT_M
+                }
+                _ => false,
+            },
             SkillKind::Flip => match (self.object(), self.support()) {
                 (Some(o), Some(b)) => {
                     let touching = objects_touch(s, o, b);
@@ -292,7 +301,7 @@ impl<'a> Judge<'a> {
             }
             let goal_pos = match self.task.skill {
                 SkillKind::Push | SkillKind::Place => self.zone_center(),
-                SkillKind::Stack | SkillKind::Flip => self
+                SkillKind::Stack | SkillKind::Scoop | SkillKind::Flip => self
                     .support()
                     .and_then(|b| s.objects.get(b))
                     .map(|x| x.position_m()),

@@ -22,18 +22,21 @@ pub enum SkillKind {
     Place,
     /// Put the object on top of the support object, released and at rest.
     Stack,
+    /// Lift the disc off the pan on the tool (spatula), free of the pan, unbroken.
+    Scoop,
     /// Turn the disc over so it rests upside down on the pan.
     Flip,
 }
 
 impl SkillKind {
-    pub const ALL: [SkillKind; 7] = [
+    pub const ALL: [SkillKind; 8] = [
         SkillKind::Reach,
         SkillKind::Push,
         SkillKind::Grasp,
         SkillKind::Lift,
         SkillKind::Place,
         SkillKind::Stack,
+        SkillKind::Scoop,
         SkillKind::Flip,
     ];
 
@@ -45,6 +48,7 @@ impl SkillKind {
             SkillKind::Lift => "lift",
             SkillKind::Place => "place",
             SkillKind::Stack => "stack",
+            SkillKind::Scoop => "scoop",
             SkillKind::Flip => "flip",
         }
     }
@@ -383,7 +387,10 @@ impl TaskSpec {
         if needs_zone && g.zone.is_none() {
             return err("goal.zone".into(), "this skill needs a target zone");
         }
-        let needs_support = matches!(self.skill, SkillKind::Stack | SkillKind::Flip);
+        let needs_support = matches!(
+            self.skill,
+            SkillKind::Stack | SkillKind::Scoop | SkillKind::Flip
+        );
         if needs_support && g.support.is_none() {
             return err("goal.support".into(), "this skill needs a support object");
         }

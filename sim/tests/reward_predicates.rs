@@ -179,6 +179,34 @@ fn flip_needs_upside_down_disc_on_pan() {
 }
 
 #[test]
+fn scoop_needs_the_disc_on_the_tool_off_the_pan_and_raised() {
+    let t = task(SkillKind::Scoop);
+    assert_eq!(t.tool, sim::task::ToolKind::Spatula);
+    let w = RewardWeights::default();
+    let initial = state(&t, [0.3, 0.0, 0.7]);
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
+    let mut s = initial.clone();
+    s.contacts.tool_touch[1] = true;
+    assert!(!judge.success(&s), "not raised yet");
+    s.objects[1].world_from_object[2] += 0.08;
+    assert!(judge.success(&s));
+    s.contacts.object_touch[1][0] = true;
+    s.contacts.object_touch[0][1] = true;
+    assert!(!judge.success(&s), "still touching the pan");
+    s.contacts.object_touch[1][0] = false;
+    s.contacts.object_touch[0][1] = false;
+    s.contacts.tool_touch[1] = false;
+    assert!(!judge.success(&s), "thrown, not carried on the spatula");
+    s.contacts.tool_touch[1] = true;
+    s.contacts.object_peak_force_n[1] = 1e3;
+    assert!(!judge.success(&s), "a broken pancake is never a success");
+}
+
+#[test]
 fn fragile_object_breaks_above_threshold() {
     let t = task(SkillKind::Flip);
     let w = RewardWeights::default();
