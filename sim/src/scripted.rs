@@ -254,15 +254,10 @@ impl Controller for ScriptedPickPlace {
             }
         }
         let world_from_ee = iso_from_pose7(&obs.world_from_ee);
-        // Steer the commanded target (not the measured pose): proportional, no wind-up.
-        let world_from_target = self.world_from_root * self.robot.fk(&obs.q_target_rad);
         let (goal_pos, gripper) = self.goal(obs, &world_from_ee);
         let yaw = self.grasp_yaw.unwrap_or(0.0);
-        // TCP z down (approach from above), rotated about world z by the grasp yaw.
-        let goal_rot = UnitQuaternion::from_axis_angle(&Vector3::z_axis(), yaw)
-            * UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI);
-        let mut dp = goal_pos - world_from_target.translation.vector;
-        let mut dr = (goal_rot * world_from_target.rotation.inverse()).scaled_axis();
+        let (mut dp, mut dr) =
+            top_down_error(&self.robot, &self.world_from_root, obs, &goal_pos, yaw);
         if let Some((noise, rng)) = &mut self.noise {
             let mut gauss = |sigma: f64| {
                 // Box–Muller from two uniforms: deterministic for the episode's seed.
@@ -313,18 +308,47 @@ impl Controller for ScriptedPickPlace {
             self.advance(next);
         }
         self.last_gripper = gripper;
-        let norm = |v: Vector3<f64>, s: f64| {
-            let a = v / s;
-            [
-                a.x.clamp(-1.0, 1.0),
-                a.y.clamp(-1.0, 1.0),
-                a.z.clamp(-1.0, 1.0),
-            ]
-        };
-        Action::EeDelta {
-            dpos: norm(dp, self.scale.max_ee_step_m),
-            drot: norm(dr, self.scale.max_ee_rot_rad),
-            gripper,
-        }
+        ee_delta_action(&dp, &dr, gripper, &self.scale)
+    }
+}
+
+/// Error from the commanded TCP pose (not the measured one: proportional steering without
+/// wind-up) to a top-down grasp pose at `goal_pos` rotated by `yaw` about world z:
+/// (translation m, rotation vector rad), both in the world frame.
+pub fn top_down_error(
+    robot: &Manipulator,
+    world_from_root: &Isometry3<f64>,
+    obs: &Observation,
+    goal_pos: &Vector3<f64>,
+    yaw: f64,
+) -> (Vector3<f64>, Vector3<f64>) {
+    let world_from_target = world_from_root * robot.fk(&obs.q_target_rad);
+    // TCP z down (approach from above), rotated about world z by the grasp yaw.
+    let goal_rot = UnitQuaternion::from_axis_angle(&Vector3::z_axis(), yaw)
+        * UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI);
+    let dp = goal_pos - world_from_target.translation.vector;
+    let dr = (goal_rot * world_from_target.rotation.inverse()).scaled_axis();
+    (dp, dr)
+}
+
+/// The end-effector-delta action that closes (`dp`, `dr`) as fast as the action scale allows.
+pub fn ee_delta_action(
+    dp: &Vector3<f64>,
+    dr: &Vector3<f64>,
+    gripper: f64,
+    scale: &ActionScale,
+) -> Action {
+    let norm = |v: &Vector3<f64>, s: f64| {
+        let a = v / s;
+        [
+            a.x.clamp(-1.0, 1.0),
+            a.y.clamp(-1.0, 1.0),
+            a.z.clamp(-1.0, 1.0),
+        ]
+    };
+    Action::EeDelta {
+        dpos: norm(dp, scale.max_ee_step_m),
+        drot: norm(dr, scale.max_ee_rot_rad),
+        gripper,
     }
 }

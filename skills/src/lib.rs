@@ -1,9 +1,11 @@
 //! `skills`: the skill tree, curriculum and task synthesis, and the co-evolution loop.
 //!
 //! In place: the skill tree (`tree`): TOML definitions, validation, prerequisite order and the
-//! unlocked frontier. The loop itself (explore → refine → train → evaluate → unlock) comes next.
+//! unlocked frontier; the search explorer (`explorer`): CEM over end-effector keyframe plans
+//! that finds first successes without a hand-written solution. The loop itself (explore → refine → train → evaluate → unlock) comes next.
 
 pub mod error;
+pub mod explorer;
 pub mod tree;
 
 pub use error::{Result, SkillsError};

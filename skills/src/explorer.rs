@@ -1,0 +1,282 @@
+//! The search explorer: cross-entropy-method (CEM) search over end-effector keyframe plans in
+//! the simulator, which finds first successes for skills the policy cannot solve yet ("success
+//! found by search, then learned"). No hand-written solution: a plan is K keyframes, each a TCP
+//! offset from an anchor (the goal object's start for the first half, the goal's target — zone
+//! centre or support object — for the second half) and a gripper command, plus one grasp yaw;
+//! the plan follows each keyframe for a fixed segment time. Plans are object-centric, so one
+//! plan distribution is searched across many task variants at once: each candidate runs on its
+//! own freshly drawn variant, and the elites' parameters refit the Gaussian.
+
+use std::sync::Arc;
+
+use nalgebra::Vector3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use robots::Manipulator;
+use serde::{Deserialize, Serialize};
+use sim::config::ActionScale;
+use sim::scripted::{ee_delta_action, top_down_error};
+use sim::state::{iso_from_pose7, Observation};
+use sim::{Action, BatchConfig, Controller, Episode, EpisodeBatch, EpisodeInfo, SimConfig};
+
+use crate::tree::Skill;
+
+/// Parameters per keyframe: offset x, y, z (m) and gripper.
+const PER_KEYFRAME: usize = 4;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CemConfig {
+    /// Candidates per iteration (each on its own task variant).
+    pub population: usize,
+    pub elites: usize,
+    pub iterations: usize,
+    /// Keyframes per plan.
+    pub keyframes: usize,
+    /// Time spent steering to each keyframe (s).
+    pub segment_s: f64,
+    /// Initial standard deviation of the offsets (m).
+    pub init_offset_std_m: f64,
+    /// Floor on every standard deviation (keeps exploring).
+    pub min_std: f64,
+    /// Score = success_bonus · success + episode return.
+    pub success_bonus: f64,
+    pub seed: u64,
+    pub threads: Option<usize>,
+}
+
+impl Default for CemConfig {
+    fn default() -> Self {
+        CemConfig {
+            population: 64,
+            elites: 8,
+            iterations: 6,
+            keyframes: 4,
+            segment_s: 1.6,
+            init_offset_std_m: 0.06,
+            min_std: 0.005,
+            success_bonus: 1000.0,
+            seed: 0,
+            threads: None,
+        }
+    }
+}
+
+/// A Gaussian over plan parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanDistribution {
+    pub mean: Vec<f64>,
+    pub std: Vec<f64>,
+}
+
+impl PlanDistribution {
+    /// Keyframes start a little above their anchors with the gripper undecided; yaw 0.
+    pub fn initial(cfg: &CemConfig) -> PlanDistribution {
+        let mut mean = Vec::new();
+        let mut std = Vec::new();
+        for _ in 0..cfg.keyframes {
+            mean.extend([0.0, 0.0, 0.05, 0.5]);
+            std.extend([
+                cfg.init_offset_std_m,
+                cfg.init_offset_std_m,
+                cfg.init_offset_std_m,
+                0.5,
+            ]);
+        }
+        mean.push(0.0);
+        std.push(0.3);
+        PlanDistribution { mean, std }
+    }
+
+    fn sample(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
+        self.mean
+            .iter()
+            .zip(&self.std)
+            .map(|(m, s)| {
+                let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
+                let u2: f64 = rng.gen();
+                m + s * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+            })
+            .collect()
+    }
+}
+
+/// Follows one plan through one episode.
+#[derive(Debug)]
+pub struct PlanController {
+    robot: Arc<Manipulator>,
+    world_from_root: nalgebra::Isometry3<f64>,
+    scale: ActionScale,
+    /// (world target, gripper) per keyframe, and the grasp yaw.
+    keyframes: Vec<(Vector3<f64>, f64)>,
+    yaw: f64,
+    segment_steps: usize,
+    step: usize,
+}
+
+impl PlanController {
+    pub fn new(info: &EpisodeInfo<'_>, params: &[f64], segment_s: f64, scale: ActionScale) -> Self {
+        let task = info.task;
+        let object = task
+            .goal
+            .object
+            .as_deref()
+            .and_then(|n| task.object_index(n))
+            .and_then(|i| task.objects.get(i));
+        let zone = task
+            .goal
+            .zone
+            .as_deref()
+            .and_then(|n| task.zones.iter().find(|z| z.name == n));
+        let support = task
+            .goal
+            .support
+            .as_deref()
+            .and_then(|n| task.object_index(n))
+            .and_then(|i| task.objects.get(i));
+        let object_anchor = object.map(|o| Vector3::from(o.pose.xyz_m));
+        let target_anchor = zone
+            .map(|z| Vector3::from(z.center_m))
+            .or_else(|| support.map(|s| Vector3::from(s.pose.xyz_m) + Vector3::new(0.0, 0.0, 0.05)))
+            .or(object_anchor);
+        let first = object_anchor.or(target_anchor).unwrap_or_default();
+        let second = target_anchor.unwrap_or(first);
+        let k = params.len() / PER_KEYFRAME;
+        let object_yaw = object.map_or(0.0, |o| o.pose.rpy_rad[2]);
+        let quarter = std::f64::consts::FRAC_PI_2;
+        let base_yaw = object_yaw - (object_yaw / quarter).round() * quarter;
+        let keyframes = (0..k)
+            .map(|i| {
+                let p = &params[i * PER_KEYFRAME..][..PER_KEYFRAME];
+                let anchor = if 2 * i < k { first } else { second };
+                let gripper = if p[3] > 0.5 { 1.0 } else { 0.0 };
+                (anchor + Vector3::new(p[0], p[1], p[2]), gripper)
+            })
+            .collect();
+        PlanController {
+            robot: info.robot.clone(),
+            world_from_root: info.world_from_root,
+            scale,
+            keyframes,
+            yaw: base_yaw + params.last().copied().unwrap_or(0.0),
+            segment_steps: ((segment_s / info.control_dt_s).round() as usize).max(1),
+            step: 0,
+        }
+    }
+}
+
+impl Controller for PlanController {
+    fn act(&mut self, obs: &Observation) -> Action {
+        let i = (self.step / self.segment_steps).min(self.keyframes.len().saturating_sub(1));
+        self.step += 1;
+        let Some((goal, gripper)) = self.keyframes.get(i).copied() else {
+            // An empty plan holds still with the gripper open.
+            let here = iso_from_pose7(&obs.world_from_ee).translation.vector;
+            let (dp, dr) = top_down_error(&self.robot, &self.world_from_root, obs, &here, self.yaw);
+            return ee_delta_action(&dp, &dr, 1.0, &self.scale);
+        };
+        let (dp, dr) = top_down_error(&self.robot, &self.world_from_root, obs, &goal, self.yaw);
+        ee_delta_action(&dp, &dr, gripper, &self.scale)
+    }
+}
+
+/// One CEM iteration's figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CemIteration {
+    pub iteration: usize,
+    pub candidates: usize,
+    pub successes: usize,
+    pub mean_score: f64,
+    pub elite_score: f64,
+}
+
+/// What a search produced.
+#[derive(Debug)]
+pub struct SearchResult {
+    /// Every successful episode found (raw data for the refiner).
+    pub successes: Vec<Episode>,
+    pub distribution: PlanDistribution,
+    pub history: Vec<CemIteration>,
+    pub episodes_run: usize,
+}
+
+/// CEM over keyframe plans for `skill`.
+pub fn cem_search(
+    skill: &Skill,
+    robot: &Arc<Manipulator>,
+    sim: &Arc<SimConfig>,
+    cfg: &CemConfig,
+    progress: &mut dyn FnMut(&CemIteration),
+) -> sim::Result<SearchResult> {
+    let mut dist = PlanDistribution::initial(cfg);
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+    let mut successes = Vec::new();
+    let mut history = Vec::new();
+    let mut episodes_run = 0;
+    let elites = cfg.elites.clamp(1, cfg.population.max(1));
+    for iteration in 0..cfg.iterations {
+        let plans: Vec<Vec<f64>> = (0..cfg.population).map(|_| dist.sample(&mut rng)).collect();
+        let batch_seed = cfg.seed.wrapping_add(7_919 * (iteration as u64 + 1));
+        let scale = sim.action_scale.clone();
+        let segment_s = cfg.segment_s;
+        let factory = |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
+            Box::new(PlanController::new(
+                info,
+                &plans[info.index],
+                segment_s,
+                scale.clone(),
+            ))
+        };
+        let batch = EpisodeBatch::run(
+            robot.clone(),
+            sim.clone(),
+            &BatchConfig {
+                episodes: cfg.population,
+                seed: batch_seed,
+                threads: cfg.threads,
+                record_images: false,
+            },
+            &|_, rng| skill.sample_task(rng),
+            &factory,
+            &|| {},
+        )?;
+        episodes_run += batch.episodes.len();
+        let scores: Vec<f64> = batch
+            .episodes
+            .iter()
+            .map(|e| {
+                cfg.success_bonus * f64::from(u8::from(e.outcome.success))
+                    + e.outcome.episode_return
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..scores.len()).collect();
+        order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
+        let top = &order[..elites.min(order.len())];
+        let n = top.len() as f64;
+        for (d, (mean_d, std_d)) in dist.mean.iter_mut().zip(&mut dist.std).enumerate() {
+            let mean = top.iter().map(|&i| plans[i][d]).sum::<f64>() / n;
+            let var = top
+                .iter()
+                .map(|&i| (plans[i][d] - mean).powi(2))
+                .sum::<f64>()
+                / n;
+            *mean_d = mean;
+            *std_d = var.sqrt().max(cfg.min_std);
+        }
+        let record = CemIteration {
+            iteration,
+            candidates: scores.len(),
+            successes: batch.episodes.iter().filter(|e| e.outcome.success).count(),
+            mean_score: scores.iter().sum::<f64>() / scores.len().max(1) as f64,
+            elite_score: top.iter().map(|&i| scores[i]).sum::<f64>() / top.len().max(1) as f64,
+        };
+        progress(&record);
+        history.push(record);
+        successes.extend(batch.episodes.into_iter().filter(|e| e.outcome.success));
+    }
+    Ok(SearchResult {
+        successes,
+        distribution: dist,
+        history,
+        episodes_run,
+    })
+}
