@@ -117,3 +117,23 @@ fn printed_config_round_trips_through_the_cli() {
     ]));
     assert_eq!(report["episodes"], 2);
 }
+
+#[test]
+fn tree_validates_and_names_problems() {
+    let tree = json(&coevolve(&["tree", "--json"]));
+    assert_eq!(tree["skills"].as_array().unwrap().len(), 8);
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad_tree.toml");
+    std::fs::write(
+        &bad,
+        "name = \"x\"\n[[skills]]\nname = \"a\"\ngroup = \"g\"\npredicate = \"fly\"\n\
+         instructions = [\"go\"]\nmastery = 0.8\nheldout = { episodes = 4, seed = 1 }\n\
+         budget = { episodes_per_generation = 4, train_steps = 4 }\n",
+    )
+    .unwrap();
+    let err = stderr(&coevolve(&["tree", "--tree", bad.to_str().unwrap()]));
+    assert!(
+        err.contains("bad_tree.toml") && err.contains("predicate") && err.contains("fly"),
+        "{err}"
+    );
+}

@@ -6,6 +6,7 @@ mod refine_cmd;
 mod replay_cmd;
 mod robots_cmd;
 mod sim_cmd;
+mod tree_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -30,6 +31,8 @@ pub enum Command {
         #[command(subcommand)]
         command: robots_cmd::RobotsCommand,
     },
+    /// Load, validate and print a skill tree.
+    Tree(tree_cmd::TreeArgs),
     /// Train a policy by behaviour cloning on (golden) episodes.
     Train(policy_cmd::TrainArgs),
     /// Evaluate a policy checkpoint on held-out task variants.
@@ -46,6 +49,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Refine(args) => refine_cmd::run(&args),
         Command::Replay(args) => replay_cmd::run(&args),
         Command::Robots { command } => robots_cmd::run(&command),
+        Command::Tree(args) => tree_cmd::run(&args),
         Command::Train(args) => policy_cmd::train(&args),
         Command::Eval(args) => policy_cmd::eval(&args),
         Command::Grpo(args) => policy_cmd::grpo(&args),
