@@ -2,10 +2,13 @@
 //!
 //! In place: the skill tree (`tree`): TOML definitions, validation, prerequisite order and the
 //! unlocked frontier; the search explorer (`explorer`): CEM over end-effector keyframe plans
-//! that finds first successes without a hand-written solution. The loop itself (explore → refine → train → evaluate → unlock) comes next.
+//! that finds first successes without a hand-written solution; weakness signals (`signals`) and
+//! task synthesis by mutation (`synth`). The loop itself (explore → refine → train → evaluate → unlock) comes next.
 
 pub mod error;
 pub mod explorer;
+pub mod signals;
+pub mod synth;
 pub mod tree;
 
 pub use error::{Result, SkillsError};
