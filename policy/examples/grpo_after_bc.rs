@@ -47,10 +47,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let before = evaluate(&policy, &robot, skill, 100, 1000, 2)?;
     println!("before: {}", serde_json::to_string(&before)?);
     let start = std::time::Instant::now();
-    let cfg = GrpoConfig {
+    let mut cfg = GrpoConfig {
         iterations,
         ..GrpoConfig::default()
     };
+    if let Some(lr) = std::env::var("GRPO_LR").ok().and_then(|v| v.parse().ok()) {
+        cfg.lr = lr;
+    }
     train_grpo(&mut policy, &robot, skill, &cfg, &mut |it| {
         println!("{}", serde_json::to_string(it).unwrap_or_default());
     })?;

@@ -149,6 +149,7 @@ pub fn train_grpo(
                 },
                 threads: cfg.threads,
                 keep_transitions: true,
+                early_stop: None,
             },
         )?;
         let returns: Vec<f64> = runs

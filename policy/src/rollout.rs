@@ -44,6 +44,60 @@ pub struct Transition {
 pub struct PolicyRollout {
     pub episode: Episode,
     pub transitions: Vec<Transition>,
+    /// The control step at which early stopping cut (or, auditing, would have cut) it.
+    pub cut_at: Option<usize>,
+}
+
+/// Early stopping with the success head: a rollout whose predicted success stays below
+/// `threshold` for `patience_steps` consecutive steps (after `min_steps`) is cut.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EarlyStop {
+    pub threshold: f64,
+    pub patience_steps: usize,
+    pub min_steps: usize,
+    /// Only mark where rollouts would be cut and run them to the end (to measure how many cut
+    /// rollouts would have succeeded).
+    pub audit: bool,
+}
+
+impl Default for EarlyStop {
+    fn default() -> Self {
+        EarlyStop {
+            threshold: 0.05,
+            patience_steps: 25,
+            min_steps: 25,
+            audit: false,
+        }
+    }
+}
+
+/// What early stopping did to a set of rollouts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EarlyStopReport {
+    pub rollouts: usize,
+    pub cut: usize,
+    /// Control steps actually simulated, and (auditing) those after the cut points: the
+    /// compute early stopping saves.
+    pub steps_run: usize,
+    pub steps_after_cut: usize,
+    /// Auditing: cut rollouts that went on to succeed (the cost of the cut).
+    pub cut_but_succeeded: usize,
+}
+
+impl EarlyStopReport {
+    pub fn of(runs: &[PolicyRollout]) -> EarlyStopReport {
+        let cut: Vec<&PolicyRollout> = runs.iter().filter(|r| r.cut_at.is_some()).collect();
+        EarlyStopReport {
+            rollouts: runs.len(),
+            cut: cut.len(),
+            steps_run: runs.iter().map(|r| r.episode.outcome.control_steps).sum(),
+            steps_after_cut: cut
+                .iter()
+                .map(|r| r.episode.outcome.control_steps - r.cut_at.unwrap_or(0))
+                .sum(),
+            cut_but_succeeded: cut.iter().filter(|r| r.episode.outcome.success).count(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -53,6 +107,8 @@ pub struct RolloutConfig {
     pub threads: usize,
     /// Keep per-step transitions (needed by GRPO).
     pub keep_transitions: bool,
+    /// Cut hopeless rollouts early (success head), or audit where it would.
+    pub early_stop: Option<EarlyStop>,
 }
 
 /// The simulator settings a policy runs under: its training settings, without cameras when it
@@ -114,10 +170,13 @@ pub fn rollout(
         .map(|s| ChaCha8Rng::seed_from_u64(s ^ 0x5EED_AC71_0000_0001))
         .collect();
     let mut transitions: Vec<Vec<Transition>> = vec![Vec::new(); tasks.len()];
+    let mut low_value_steps = vec![0usize; tasks.len()];
+    let mut cut_at: Vec<Option<usize>> = vec![None; tasks.len()];
+    let stops_for_real = cfg.early_stop.as_ref().is_some_and(|e| !e.audit);
     let chunk = policy.featurizer.model.chunk as usize;
     loop {
         let active: Vec<usize> = (0..steppers.len())
-            .filter(|i| !steppers[*i].is_done())
+            .filter(|i| !(steppers[*i].is_done() || (stops_for_real && cut_at[*i].is_some())))
             .collect();
         if active.is_empty() {
             break;
@@ -152,6 +211,17 @@ pub fn rollout(
                 };
             }
             actions.push(features::to_sim_action(&policy.denormalize_action(&a)));
+            if let Some(stop) = &cfg.early_stop {
+                let step = steppers[i].steps_taken();
+                if step >= stop.min_steps && f64::from(inference.value[k]) < stop.threshold {
+                    low_value_steps[i] += 1;
+                } else {
+                    low_value_steps[i] = 0;
+                }
+                if cut_at[i].is_none() && low_value_steps[i] >= stop.patience_steps.max(1) {
+                    cut_at[i] = Some(step);
+                }
+            }
             if cfg.keep_transitions {
                 transitions[i].push(Transition {
                     row,
@@ -175,9 +245,11 @@ pub fn rollout(
     Ok(steppers
         .into_iter()
         .zip(transitions)
-        .map(|(s, transitions)| PolicyRollout {
+        .zip(cut_at)
+        .map(|((s, transitions), cut_at)| PolicyRollout {
             episode: s.finish(),
             transitions,
+            cut_at,
         })
         .collect())
 }
@@ -211,6 +283,7 @@ pub fn evaluate(
         sampling: Sampling::Greedy,
         threads,
         keep_transitions: false,
+        early_stop: None,
     };
     let runs = rollout(policy, robot, &tasks, &seeds, &cfg)?;
     let successes = runs.iter().filter(|r| r.episode.outcome.success).count();

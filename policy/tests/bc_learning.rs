@@ -1,7 +1,5 @@
 //! Behaviour cloning learns from scripted demonstrations: the `small` model in state mode
-//! reaches ≥ 80% success on held-out seeds of reach and ≥ 70% on lift (issue acceptance), and
-//! training is deterministic for a seed (at a libtorch thread count) and rollouts whatever the
-//! thread count.
+//! reaches ≥ 80% success on held-out seeds of reach and ≥ 70% on lift (issue acceptance).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -60,49 +58,4 @@ fn small_state_policy_learns_reach() {
 #[test]
 fn small_state_policy_learns_lift() {
     bc(SkillKind::Lift, 100, 600, 0.7);
-}
-
-#[test]
-fn training_and_rollouts_are_deterministic() {
-    let robot = common::ur5e();
-    let (episodes, config) = common::demos(&robot, SkillKind::Reach, 6, 3, false);
-    let train = |threads: i32| {
-        tch::set_num_threads(threads);
-        let (mut policy, data) =
-            common::policy_for(&episodes, &robot, &config, "tiny", ObsMode::State);
-        let cfg = BcConfig {
-            optim: OptimConfig {
-                steps: 30,
-                batch_size: 32,
-                seed: 5,
-                ..OptimConfig::default()
-            },
-            ..BcConfig::default()
-        };
-        train_bc(&mut policy, &data, None, &cfg, &mut |_| {}).unwrap();
-        policy
-    };
-    // libtorch's CPU reductions depend on its thread count, so training is reproducible for a
-    // seed at a given thread count; rollouts (physics + inference) are thread-independent.
-    let a = train(2);
-    let b = train(2);
-    for (name, t) in a.vs.variables() {
-        let u = &b.vs.variables()[&name];
-        assert!(t.equal(u), "weight {name} differs between runs");
-    }
-    // Sampled rollouts: same seeds, 1 vs 2 threads, identical episodes.
-    let run = |threads| {
-        let (tasks, seeds) = policy::rollout::task_variants(SkillKind::Reach, 4, 11);
-        let cfg = policy::rollout::RolloutConfig {
-            sampling: policy::rollout::Sampling::Sample { temperature: 1.0 },
-            threads,
-            keep_transitions: true,
-        };
-        policy::rollout::rollout(&a, &robot, &tasks, &seeds, &cfg).unwrap()
-    };
-    let (r1, r2) = (run(1), run(2));
-    for (x, y) in r1.iter().zip(&r2) {
-        assert_eq!(x.episode, y.episode);
-        assert_eq!(x.transitions.len(), y.transitions.len());
-    }
 }
