@@ -51,8 +51,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         iterations,
         ..GrpoConfig::default()
     };
-    if let Some(lr) = std::env::var("GRPO_LR").ok().and_then(|v| v.parse().ok()) {
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<f64>().ok());
+    if let Some(lr) = env("GRPO_LR") {
         cfg.lr = lr;
+    }
+    if let Some(m) = env("GRPO_MINIBATCH") {
+        cfg.minibatch = m as usize;
+    }
+    if let Some(e) = env("GRPO_EPOCHS") {
+        cfg.epochs = e as usize;
+    }
+    if let Some(t) = env("GRPO_TEMPERATURE") {
+        cfg.temperature = t;
+    }
+    if let Some(k) = env("GRPO_KL") {
+        cfg.kl_beta = k;
     }
     train_grpo(&mut policy, &robot, skill, &cfg, &mut |it| {
         println!("{}", serde_json::to_string(it).unwrap_or_default());

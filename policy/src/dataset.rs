@@ -17,7 +17,7 @@ use sim::{Episode, Scene, SimConfig};
 type SlotView = dyn Fn(&ObsRow) -> (&[f32], &[bool]);
 
 /// Samples before normalisation.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RawSamples {
     pub rows: Vec<ObsRow>,
     /// `[n, chunk, ACTION_DIM]` flattened, and `[n, chunk]` validity (1.0 / 0.0).

@@ -14,6 +14,15 @@ pub enum SkillsError {
         field: String,
         problem: String,
     },
+    #[error("{path}: {problem}")]
+    Run {
+        path: std::path::PathBuf,
+        problem: String,
+    },
+    #[error(transparent)]
+    Sim(#[from] sim::SimError),
+    #[error(transparent)]
+    Policy(#[from] policy::PolicyError),
     #[error("{path}: {source}")]
     Io {
         path: std::path::PathBuf,
@@ -22,3 +31,19 @@ pub enum SkillsError {
 }
 
 pub type Result<T, E = SkillsError> = std::result::Result<T, E>;
+
+impl SkillsError {
+    pub fn io(path: impl Into<std::path::PathBuf>, source: std::io::Error) -> SkillsError {
+        SkillsError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub fn run(path: impl Into<std::path::PathBuf>, problem: impl Into<String>) -> SkillsError {
+        SkillsError::Run {
+            path: path.into(),
+            problem: problem.into(),
+        }
+    }
+}

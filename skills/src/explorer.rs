@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use sim::config::ActionScale;
 use sim::scripted::{ee_delta_action, top_down_error};
 use sim::state::{iso_from_pose7, Observation};
+use sim::task::TaskSpec;
 use sim::{Action, BatchConfig, Controller, Episode, EpisodeBatch, EpisodeInfo, SimConfig};
 
 use crate::tree::Skill;
@@ -87,7 +88,7 @@ impl PlanDistribution {
         PlanDistribution { mean, std }
     }
 
-    fn sample(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
+    pub fn sample(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
         self.mean
             .iter()
             .zip(&self.std)
@@ -199,7 +200,7 @@ pub struct SearchResult {
     pub episodes_run: usize,
 }
 
-/// CEM over keyframe plans for `skill`.
+/// CEM over keyframe plans for `skill`, from the initial distribution, on fresh variants.
 pub fn cem_search(
     skill: &Skill,
     robot: &Arc<Manipulator>,
@@ -207,7 +208,61 @@ pub fn cem_search(
     cfg: &CemConfig,
     progress: &mut dyn FnMut(&CemIteration),
 ) -> sim::Result<SearchResult> {
-    let mut dist = PlanDistribution::initial(cfg);
+    cem_search_from(
+        PlanDistribution::initial(cfg),
+        &|_, rng| skill.sample_task(rng),
+        robot,
+        sim,
+        cfg,
+        progress,
+    )
+}
+
+/// Runs `plans[i]` on `tasks(i, rng)` for every i (an `EpisodeBatch` seeded `batch_seed`).
+pub fn run_plans(
+    plans: &[Vec<f64>],
+    tasks: &(dyn Fn(usize, &mut ChaCha8Rng) -> TaskSpec + Sync),
+    robot: &Arc<Manipulator>,
+    sim: &Arc<SimConfig>,
+    segment_s: f64,
+    batch_seed: u64,
+    threads: Option<usize>,
+) -> sim::Result<Vec<Episode>> {
+    let scale = sim.action_scale.clone();
+    let factory = |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
+        Box::new(PlanController::new(
+            info,
+            &plans[info.index],
+            segment_s,
+            scale.clone(),
+        ))
+    };
+    let batch = EpisodeBatch::run(
+        robot.clone(),
+        sim.clone(),
+        &BatchConfig {
+            episodes: plans.len(),
+            seed: batch_seed,
+            threads,
+            record_images: false,
+        },
+        tasks,
+        &factory,
+        &|| {},
+    )?;
+    Ok(batch.episodes)
+}
+
+/// CEM from `dist`, candidate i running on `tasks(i, rng)`: continues a search across
+/// generations, or starts one from a related skill's distribution.
+pub fn cem_search_from(
+    mut dist: PlanDistribution,
+    tasks: &(dyn Fn(usize, &mut ChaCha8Rng) -> TaskSpec + Sync),
+    robot: &Arc<Manipulator>,
+    sim: &Arc<SimConfig>,
+    cfg: &CemConfig,
+    progress: &mut dyn FnMut(&CemIteration),
+) -> sim::Result<SearchResult> {
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut successes = Vec::new();
     let mut history = Vec::new();
@@ -216,32 +271,17 @@ pub fn cem_search(
     for iteration in 0..cfg.iterations {
         let plans: Vec<Vec<f64>> = (0..cfg.population).map(|_| dist.sample(&mut rng)).collect();
         let batch_seed = cfg.seed.wrapping_add(7_919 * (iteration as u64 + 1));
-        let scale = sim.action_scale.clone();
-        let segment_s = cfg.segment_s;
-        let factory = |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
-            Box::new(PlanController::new(
-                info,
-                &plans[info.index],
-                segment_s,
-                scale.clone(),
-            ))
-        };
-        let batch = EpisodeBatch::run(
-            robot.clone(),
-            sim.clone(),
-            &BatchConfig {
-                episodes: cfg.population,
-                seed: batch_seed,
-                threads: cfg.threads,
-                record_images: false,
-            },
-            &|_, rng| skill.sample_task(rng),
-            &factory,
-            &|| {},
+        let episodes = run_plans(
+            &plans,
+            tasks,
+            robot,
+            sim,
+            cfg.segment_s,
+            batch_seed,
+            cfg.threads,
         )?;
-        episodes_run += batch.episodes.len();
-        let scores: Vec<f64> = batch
-            .episodes
+        episodes_run += episodes.len();
+        let scores: Vec<f64> = episodes
             .iter()
             .map(|e| {
                 cfg.success_bonus * f64::from(u8::from(e.outcome.success))
@@ -265,13 +305,13 @@ pub fn cem_search(
         let record = CemIteration {
             iteration,
             candidates: scores.len(),
-            successes: batch.episodes.iter().filter(|e| e.outcome.success).count(),
+            successes: episodes.iter().filter(|e| e.outcome.success).count(),
             mean_score: scores.iter().sum::<f64>() / scores.len().max(1) as f64,
             elite_score: top.iter().map(|&i| scores[i]).sum::<f64>() / top.len().max(1) as f64,
         };
         progress(&record);
         history.push(record);
-        successes.extend(batch.episodes.into_iter().filter(|e| e.outcome.success));
+        successes.extend(episodes.into_iter().filter(|e| e.outcome.success));
     }
     Ok(SearchResult {
         successes,

@@ -6,7 +6,9 @@
 //! task synthesis by mutation (`synth`). The loop itself (explore → refine → train → evaluate → unlock) comes next.
 
 pub mod error;
+pub mod evolve;
 pub mod explorer;
+pub mod report;
 pub mod signals;
 pub mod synth;
 pub mod tree;

@@ -1,6 +1,7 @@
 //! Command definitions and dispatch.
 
 mod bench;
+mod evolve_cmd;
 mod policy_cmd;
 mod refine_cmd;
 mod replay_cmd;
@@ -20,6 +21,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The co-evolution loop over a skill tree (the main job); resumable with --resume.
+    Evolve(evolve_cmd::EvolveArgs),
+    /// Write a run's skill-tree progress report (report.html, report.md, report.json).
+    Report(evolve_cmd::ReportArgs),
     /// Run a batch of simulated episodes headless and report success and speed.
     Sim(sim_cmd::SimArgs),
     /// Refine raw episodes into short, smooth, re-validated golden demonstrations.
@@ -45,6 +50,8 @@ pub enum Command {
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Evolve(args) => evolve_cmd::evolve(&args),
+        Command::Report(args) => evolve_cmd::report(&args),
         Command::Sim(args) => sim_cmd::run(&args),
         Command::Refine(args) => refine_cmd::run(&args),
         Command::Replay(args) => replay_cmd::run(&args),

@@ -25,3 +25,57 @@ pub fn stderr(out: &Output) -> String {
     assert!(!out.status.success(), "expected failure");
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A headless Chromium: `COEVOLVE_CHROMIUM`, or the first of the usual names on PATH.
+pub fn chromium() -> Option<std::path::PathBuf> {
+    if let Ok(p) = std::env::var("COEVOLVE_CHROMIUM") {
+        return Some(p.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome", "headless_shell"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// Renders `html` to a PNG screenshot with headless Chromium.
+pub fn screenshot(browser: &std::path::Path, html: &std::path::Path, png: &std::path::Path) {
+    let profile = tempfile::tempdir().expect("profile dir");
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1200,1600",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("run chromium");
+    assert!(
+        png.is_file(),
+        "chromium wrote no screenshot: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Distinct RGB colours in a PNG (a blank page has one).
+pub fn png_colour_count(png: &std::path::Path) -> usize {
+    let decoder = ::png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png).expect("open png"),
+    ));
+    let mut reader = decoder.read_info().expect("png header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("png size")];
+    let info = reader.next_frame(&mut buf).expect("png frame");
+    let channels = info.color_type.samples();
+    let mut colours = std::collections::BTreeSet::new();
+    for px in buf[..info.buffer_size()].chunks(channels) {
+        colours.insert((px[0], px.get(1).copied(), px.get(2).copied()));
+        if colours.len() > 1000 {
+            break;
+        }
+    }
+    colours.len()
+}

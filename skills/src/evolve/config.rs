@@ -1,0 +1,177 @@
+//! `EvolveConfig`: everything a co-evolution run needs, saved as `config.json` in the run
+//! directory so a resumed run continues with exactly the settings it started with.
+
+use serde::{Deserialize, Serialize};
+use sim::refine::RefineConfig;
+
+use crate::error::{Result, SkillsError};
+use crate::explorer::CemConfig;
+use crate::signals::SignalConfig;
+use crate::synth::MutationScale;
+
+/// How each generation picks the task variants it explores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Curriculum {
+    /// Synthesised variants around weakness signals, adversarial variants, revisits of known
+    /// variants, and fresh draws.
+    Coevolve,
+    /// Fresh draws from each skill's task generator only (the ablation baseline).
+    Uniform,
+}
+
+impl Curriculum {
+    pub fn parse(text: &str) -> Result<Curriculum> {
+        match text {
+            "coevolve" => Ok(Curriculum::Coevolve),
+            "uniform" => Ok(Curriculum::Uniform),
+            other => Err(SkillsError::run(
+                "curriculum",
+                format!("unknown curriculum `{other}` (coevolve or uniform)"),
+            )),
+        }
+    }
+}
+
+/// Task synthesis around weakness signals, and the adversarial generator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SynthConfig {
+    /// Mutations tried per signal-marked variant.
+    pub mutations_per_variant: usize,
+    /// Most signal-marked variants used per skill and generation.
+    pub max_marked: usize,
+    /// Fresh candidates the adversarial generator screens with the greedy policy.
+    pub adversarial_candidates: usize,
+    /// Plans (or sampled policy rollouts) the explorer gets to solve a synthesised variant.
+    pub validation_attempts: usize,
+    /// Known variants tracked per skill (oldest dropped first).
+    pub max_tracked: usize,
+    pub signals: SignalConfig,
+    pub mutation: MutationScale,
+}
+
+impl Default for SynthConfig {
+    fn default() -> Self {
+        SynthConfig {
+            mutations_per_variant: 2,
+            max_marked: 8,
+            adversarial_candidates: 16,
+            validation_attempts: 4,
+            max_tracked: 256,
+            signals: SignalConfig::default(),
+            mutation: MutationScale::default(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EvolveConfig {
+    /// `default` (the embedded tree) or a TOML file.
+    pub tree: String,
+    pub robot: String,
+    pub generations: usize,
+    /// Skills the run works towards; the loop explores only these and their prerequisites.
+    /// Empty: the whole tree.
+    pub targets: Vec<String>,
+    pub seed: u64,
+    /// Physics and libtorch threads.
+    pub threads: usize,
+    pub model_size: String,
+    pub device: String,
+    pub curriculum: Curriculum,
+    /// Refine raw successes into golden demonstrations (off: train on raw successes).
+    pub refine: bool,
+    /// The refiner's settings in the loop: quicker re-timing than the refiner's conservative
+    /// defaults (slow min-jerk profiles make state-only imitation harder).
+    pub refine_config: RefineConfig,
+    /// Sampling temperature of the policy's exploration rollouts.
+    pub temperature: f64,
+    /// The search explorer; `iterations` per generation, continued across generations.
+    pub cem: CemConfig,
+    /// The explorer searches while the policy's sampled success is below this.
+    pub search_below: f64,
+    /// Most golden episodes a skill adds per generation.
+    pub max_golden_per_generation: usize,
+    /// Most golden episodes per skill used for training (newest first).
+    pub max_golden_per_skill: usize,
+    pub batch_size: usize,
+    pub lr: f64,
+    /// Share of each batch drawn from mastered skills' data.
+    pub replay_fraction: f64,
+    /// Roll back when a skill's held-out success falls more than this below its best.
+    pub rollback_tolerance: f64,
+    /// Generations without a held-out gain before synthesis doubles.
+    pub plateau_generations: usize,
+    pub synth: SynthConfig,
+}
+
+impl Default for EvolveConfig {
+    fn default() -> Self {
+        EvolveConfig {
+            tree: "default".into(),
+            robot: "ur5e".into(),
+            generations: 8,
+            targets: vec!["place".into()],
+            seed: 0,
+            threads: 2,
+            model_size: "small".into(),
+            device: "auto".into(),
+            curriculum: Curriculum::Coevolve,
+            refine: true,
+            refine_config: RefineConfig {
+                acceleration_limit: 20.0,
+                jerk_limit: 400.0,
+                gripper_dwell_s: 0.15,
+                ..RefineConfig::default()
+            },
+            temperature: 0.5,
+            cem: CemConfig {
+                iterations: 3,
+                ..CemConfig::default()
+            },
+            search_below: 0.5,
+            max_golden_per_generation: 96,
+            max_golden_per_skill: 240,
+            batch_size: 128,
+            lr: 1e-3,
+            replay_fraction: 0.3,
+            rollback_tolerance: 0.2,
+            plateau_generations: 2,
+            synth: SynthConfig::default(),
+        }
+    }
+}
+
+impl EvolveConfig {
+    /// Checks every field; the error names the bad one.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |field: &str, problem: &str| Err(SkillsError::run(field, problem.to_owned()));
+        if self.generations == 0 {
+            return bad("generations", "must be at least 1");
+        }
+        if self.threads == 0 {
+            return bad("threads", "must be at least 1");
+        }
+        if self.cem.population == 0 || self.cem.elites == 0 || self.cem.keyframes == 0 {
+            return bad("cem", "population, elites and keyframes must be at least 1");
+        }
+        if !(self.temperature > 0.0 && self.temperature.is_finite()) {
+            return bad("temperature", "must be positive");
+        }
+        if !(0.0..1.0).contains(&self.replay_fraction) {
+            return bad("replay_fraction", "must be in [0, 1)");
+        }
+        if self.batch_size == 0 || !(self.lr > 0.0 && self.lr.is_finite()) {
+            return bad("batch_size/lr", "must be positive");
+        }
+        self.refine_config
+            .validate()
+            .map_err(|e| SkillsError::run("refine_config", e.to_string()))?;
+        if self.max_golden_per_generation == 0 || self.max_golden_per_skill == 0 {
+            return bad("max_golden", "must be at least 1");
+        }
+        Ok(())
+    }
+}

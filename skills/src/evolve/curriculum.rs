@@ -1,0 +1,154 @@
+//! The curriculum's variant bookkeeping: which task variants a generation explores (validated
+//! synthesised ones first, revisits of known ones, then fresh draws), how outcomes are recorded
+//! into each variant's history, and which new variants the weakness signals and the adversarial
+//! generator propose (validated by the explorer before they enter the pool, see `generation`).
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::config::{Curriculum, EvolveConfig};
+use super::state::{Origin, SkillState, TrackedVariant};
+use crate::signals::{weakness_signals, Evaluation, Signal, VariantHistory};
+use crate::synth::{mutate, task_params};
+use crate::tree::Skill;
+
+/// A seed for (run seed, generation, skill, purpose): independent streams per use.
+pub fn stream_seed(seed: u64, generation: usize, skill_index: usize, purpose: u64) -> u64 {
+    let a = sim::episode::episode_seed(seed, generation);
+    let b = sim::episode::episode_seed(a, skill_index);
+    sim::episode::episode_seed(b, purpose as usize)
+}
+
+/// A fresh variant of `skill` drawn with `seed`.
+pub fn fresh_variant(skill: &Skill, seed: u64) -> TrackedVariant {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let task = skill.sample_task(&mut rng);
+    tracked(skill, task, seed, Origin::Generator)
+}
+
+pub fn tracked(
+    skill: &Skill,
+    task: sim::task::TaskSpec,
+    seed: u64,
+    origin: Origin,
+) -> TrackedVariant {
+    let name = format!("{}@{seed:016x}", task.name);
+    TrackedVariant {
+        history: VariantHistory {
+            name,
+            params: task_params(&task, &skill.ranges),
+            evaluations: Vec::new(),
+        },
+        task,
+        seed,
+        origin,
+    }
+}
+
+/// The variants a generation explores for one skill: `count` of them. Co-evolution takes the
+/// validated synthesised variants first (up to half), revisits known variants (up to a quarter,
+/// so forgetting can be seen), and fills up with fresh draws; uniform sampling draws fresh
+/// ones only.
+pub fn choose_variants(
+    skill: &Skill,
+    state: &mut SkillState,
+    cfg: &EvolveConfig,
+    count: usize,
+    seed: u64,
+) -> Vec<TrackedVariant> {
+    let mut out = Vec::with_capacity(count);
+    if cfg.curriculum == Curriculum::Coevolve {
+        let take = state.pending.len().min(count / 2);
+        out.extend(state.pending.drain(..take));
+        state.pending.clear();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0005_EED5);
+        let revisits = (count / 4).min(state.tracked.len());
+        let mut picked = std::collections::BTreeSet::new();
+        while picked.len() < revisits {
+            picked.insert(rng.gen_range(0..state.tracked.len()));
+        }
+        out.extend(picked.into_iter().map(|i| state.tracked[i].clone()));
+    }
+    let mut i = 0;
+    while out.len() < count {
+        out.push(fresh_variant(skill, sim::episode::episode_seed(seed, i)));
+        i += 1;
+    }
+    out
+}
+
+/// Appends this generation's outcomes (`successes` of `attempts` per variant) to the variants'
+/// histories, tracking new variants and dropping the oldest beyond `max_tracked`.
+pub fn record_outcomes(
+    state: &mut SkillState,
+    variants: &[TrackedVariant],
+    outcomes: &[(usize, usize)],
+    generation: usize,
+    max_tracked: usize,
+) {
+    for (v, &(attempts, successes)) in variants.iter().zip(outcomes) {
+        let evaluation = Evaluation {
+            generation,
+            attempts,
+            successes,
+        };
+        match state
+            .tracked
+            .iter_mut()
+            .find(|t| t.history.name == v.history.name)
+        {
+            Some(t) => t.history.evaluations.push(evaluation),
+            None => {
+                let mut t = v.clone();
+                t.history.evaluations.push(evaluation);
+                state.tracked.push(t);
+            }
+        }
+    }
+    let excess = state.tracked.len().saturating_sub(max_tracked);
+    state.tracked.drain(..excess);
+}
+
+/// Candidate variants around the signal-marked ones (not yet validated), with their origin.
+pub fn signal_candidates(
+    skill: &Skill,
+    state: &SkillState,
+    cfg: &EvolveConfig,
+    seed: u64,
+) -> (Vec<TrackedVariant>, Vec<(String, Signal)>) {
+    let histories: Vec<VariantHistory> = state.tracked.iter().map(|t| t.history.clone()).collect();
+    let signals = weakness_signals(&histories, &cfg.synth.signals);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let max_marked = cfg.synth.max_marked * state.synth_multiplier.max(1);
+    let mut candidates = Vec::new();
+    let mut raised = Vec::new();
+    // Interleave signal kinds so one kind does not crowd out the others.
+    let mut by_kind: Vec<Vec<(usize, Signal)>> = [Signal::Forgetting, Signal::Boundary, Signal::Rare]
+        .iter()
+        .map(|k| signals.iter().filter(|(_, s)| s == k).copied().collect())
+        .collect();
+    let mut marked = Vec::new();
+    while marked.len() < max_marked && by_kind.iter().any(|v| !v.is_empty()) {
+        for list in &mut by_kind {
+            if !list.is_empty() && marked.len() < max_marked {
+                marked.push(list.remove(0));
+            }
+        }
+    }
+    for (i, signal) in marked {
+        let parent = &state.tracked[i];
+        raised.push((parent.history.name.clone(), signal));
+        let origin = match signal {
+            Signal::Forgetting => Origin::Forgetting,
+            Signal::Boundary => Origin::Boundary,
+            Signal::Rare => Origin::Rare,
+        };
+        for _ in 0..cfg.synth.mutations_per_variant {
+            if let Some(task) = mutate(&parent.task, &skill.ranges, &cfg.synth.mutation, &mut rng) {
+                let child_seed: u64 = rng.gen();
+                candidates.push(tracked(skill, task, child_seed, origin));
+            }
+        }
+    }
+    (candidates, raised)
+}

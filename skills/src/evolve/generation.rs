@@ -1,0 +1,268 @@
+//! One generation: explore the frontier skills → bank golden data → train the policy on the
+//! pool (replaying mastered skills) → evaluate on held-out seeds → roll back on regression or
+//! accept (checkpoint, mastery, unlock) → plateau check → synthesise validated variants.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use policy::Policy;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use sim::Episode;
+
+use super::config::Curriculum;
+use super::curriculum::stream_seed;
+use super::explore::{bank, explore_skill};
+use super::learner::{run_policy, train_generation, TrainSpec};
+use super::state::{GenerationRecord, RunState};
+use super::synthesis::{synthesize, SynthesisReport};
+use super::{Context, Event};
+use crate::error::Result;
+use crate::tree::Skill;
+
+/// Held-out results of one generation (`evaluations/gen-NNN.json`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evaluations {
+    pub generation: usize,
+    pub rolled_back: bool,
+    /// skill → (successes, episodes) of the trained candidate policy.
+    pub skills: BTreeMap<String, (usize, usize)>,
+}
+
+/// Held-out success of `policy` on `skill`'s fixed evaluation variants.
+pub fn heldout(ctx: &Context, policy: &Policy, skill: &Skill) -> Result<(usize, usize)> {
+    let h = &skill.def.heldout;
+    let seeds: Vec<u64> = (0..h.episodes)
+        .map(|i| sim::episode::episode_seed(h.seed, i))
+        .collect();
+    let tasks: Vec<_> = seeds
+        .iter()
+        .map(|s| skill.sample_task(&mut ChaCha8Rng::seed_from_u64(*s)))
+        .collect();
+    let runs = run_policy(policy, &ctx.robot, &tasks, &seeds, None, ctx.cfg.threads)?;
+    Ok((
+        runs.iter().filter(|r| r.episode.outcome.success).count(),
+        runs.len(),
+    ))
+}
+
+fn newest(mut episodes: Vec<Episode>, max: usize) -> Vec<Episode> {
+    let excess = episodes.len().saturating_sub(max);
+    episodes.drain(..excess);
+    episodes
+}
+
+/// Runs generation `g`; returns the policy to continue with and the generation's record.
+pub fn run_generation(
+    ctx: &Context,
+    state: &mut RunState,
+    policy: Option<Policy>,
+    g: usize,
+    events: &mut dyn FnMut(Event<'_>),
+) -> Result<(Option<Policy>, GenerationRecord)> {
+    let start = Instant::now();
+    let cfg = &ctx.cfg;
+    let mastered = state.mastered();
+    let frontier: Vec<(usize, &Skill)> = ctx
+        .tree
+        .skills
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| ctx.closure.contains(s.name()))
+        .filter(|(_, s)| !mastered.contains(s.name()))
+        .filter(|(_, s)| s.def.prerequisites.iter().all(|p| mastered.contains(p)))
+        .collect();
+    let mut record = GenerationRecord {
+        generation: g,
+        frontier: frontier.iter().map(|(_, s)| s.name().to_owned()).collect(),
+        ..GenerationRecord::default()
+    };
+    let mut sim_steps = 0usize;
+    let explore_start = Instant::now();
+    for &(si, skill) in &frontier {
+        events(Event::Phase {
+            generation: g,
+            skill: skill.name(),
+            phase: "explore",
+        });
+        let fallback = skill
+            .def
+            .prerequisites
+            .iter()
+            .find_map(|p| state.skills.get(p).and_then(|s| s.search.clone()));
+        let Some(st) = state.skills.get_mut(skill.name()) else {
+            continue;
+        };
+        let (raw, mut figures) =
+            explore_skill(ctx, skill, si, st, policy.as_ref(), g, fallback, &mut sim_steps)?;
+        let (added, refine) = bank(ctx, skill.name(), raw, g, cfg.max_golden_per_generation)?;
+        st.golden += added;
+        figures.golden_added = added;
+        figures.refine = refine;
+        record.skills.insert(skill.name().to_owned(), figures);
+    }
+    let explore_s = explore_start.elapsed().as_secs_f64();
+
+    // Train on the pool: frontier skills are the main stream, mastered ones are replayed.
+    let mut main = Vec::new();
+    let mut replay = Vec::new();
+    let mut steps = 0;
+    let mut learned = Vec::new();
+    for skill in ctx.tree.skills.iter().filter(|s| ctx.closure.contains(s.name())) {
+        let Some(st) = state.skills.get(skill.name()) else {
+            continue;
+        };
+        if st.golden == 0 {
+            continue;
+        }
+        let data = newest(ctx.dir.read_golden(skill.name(), g + 1)?, cfg.max_golden_per_skill);
+        learned.push(skill.name().to_owned());
+        if st.mastered() {
+            replay.extend(data);
+        } else {
+            steps += skill.def.budget.train_steps;
+            main.extend(data);
+        }
+    }
+    let mut candidate = None;
+    if !main.is_empty() {
+        events(Event::Phase {
+            generation: g,
+            skill: "",
+            phase: "train",
+        });
+        let spec = TrainSpec {
+            model: &ctx.model,
+            tokenizer: &ctx.tokenizer,
+            robot: &ctx.robot,
+            sim: &ctx.sim,
+            device: ctx.device,
+            steps,
+            batch_size: cfg.batch_size,
+            lr: cfg.lr,
+            replay_fraction: cfg.replay_fraction,
+            seed: stream_seed(cfg.seed, g, 0, 6),
+        };
+        let (p, train) = train_generation(policy.as_ref(), &main, &replay, learned.clone(), &spec)?;
+        record.train = Some(train);
+        candidate = Some(p);
+    }
+
+    // Evaluate the candidate on held-out seeds; roll back on a regression.
+    let mut evaluations = Evaluations {
+        generation: g,
+        ..Evaluations::default()
+    };
+    let mut policy = policy;
+    if let Some(new_policy) = candidate {
+        events(Event::Phase {
+            generation: g,
+            skill: "",
+            phase: "evaluate",
+        });
+        for skill in ctx.tree.skills.iter().filter(|s| learned.iter().any(|l| l == s.name())) {
+            evaluations
+                .skills
+                .insert(skill.name().to_owned(), heldout(ctx, &new_policy, skill)?);
+        }
+        let rate = |name: &str| {
+            evaluations
+                .skills
+                .get(name)
+                .map_or(0.0, |(s, n)| *s as f64 / (*n).max(1) as f64)
+        };
+        let regressed = state.skills.iter().any(|(name, st)| {
+            st.trained && st.best_heldout - rate(name) > cfg.rollback_tolerance
+        });
+        evaluations.rolled_back = regressed;
+        record.rolled_back = regressed;
+        for (name, figures) in &mut record.skills {
+            if evaluations.skills.contains_key(name) {
+                figures.heldout_success = Some(rate(name));
+            }
+        }
+        if regressed {
+            state.rollbacks += 1;
+        } else {
+            for name in evaluations.skills.keys() {
+                let Some(skill) = ctx.tree.get(name) else {
+                    continue;
+                };
+                let Some(st) = state.skills.get_mut(name) else {
+                    continue;
+                };
+                let r = rate(name);
+                st.trained = true;
+                st.heldout.push((g, r));
+                if r > st.best_heldout || st.heldout.len() == 1 {
+                    if r > st.best_heldout + 1e-9 {
+                        st.synth_multiplier = 1;
+                    }
+                    st.best_heldout = st.best_heldout.max(r);
+                    st.best_generation = g;
+                }
+                if r >= skill.def.mastery && st.mastered_at.is_none() {
+                    st.mastered_at = Some(g);
+                }
+            }
+            let path = ctx.dir.checkpoint(g);
+            policy::checkpoint::save(&new_policy, &path)?;
+            state.checkpoint = Some(format!("checkpoints/{}", super::run_dir::generation_name(g)));
+            policy = Some(new_policy);
+        }
+    }
+    ctx.dir.write_json(&ctx.dir.evaluation(g), &evaluations)?;
+
+    // Plateau: no held-out gain for a while → synthesise more.
+    for &(_, skill) in &frontier {
+        if let Some(st) = state.skills.get_mut(skill.name()) {
+            if !st.mastered() && st.trained && g >= st.best_generation + cfg.plateau_generations {
+                st.synth_multiplier = (st.synth_multiplier * 2).min(8);
+            }
+        }
+    }
+
+    // Synthesis around the weaknesses of the (accepted) policy.
+    let mut reports: Vec<SynthesisReport> = Vec::new();
+    if cfg.curriculum == Curriculum::Coevolve {
+        for &(si, skill) in &frontier {
+            let Some(st) = state.skills.get_mut(skill.name()) else {
+                continue;
+            };
+            if st.mastered() {
+                continue;
+            }
+            events(Event::Phase {
+                generation: g,
+                skill: skill.name(),
+                phase: "synthesise",
+            });
+            let (found, report) = synthesize(ctx, skill, si, st, policy.as_ref(), g)?;
+            let (added, _) = bank(ctx, skill.name(), found, g, cfg.max_golden_per_generation)?;
+            st.golden += added;
+            if let Some(figures) = record.skills.get_mut(skill.name()) {
+                figures.synthesized = report.validated.clone();
+                figures.rejected = report.rejected;
+                figures.episodes += report.episodes;
+                figures.golden_added += added;
+            }
+            reports.push(report);
+        }
+    }
+    ctx.dir.write_json(&ctx.dir.signals(g), &reports)?;
+
+    for (name, st) in &state.skills {
+        if let Some(figures) = record.skills.get_mut(name) {
+            figures.golden_total = st.golden;
+            figures.mastered = st.mastered();
+        }
+    }
+    let episodes: usize = record.skills.values().map(|s| s.episodes).sum();
+    state.episodes_simulated += episodes;
+    record.episodes_simulated = state.episodes_simulated;
+    record.mastered = state.mastered().into_iter().collect();
+    record.sim_steps_per_sec = sim_steps as f64 / explore_s.max(1e-9);
+    record.wall_s = start.elapsed().as_secs_f64();
+    Ok((policy, record))
+}

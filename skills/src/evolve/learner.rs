@@ -1,0 +1,158 @@
+//! The learner side of a generation: behaviour cloning of one multi-skill policy on the golden
+//! pool (frontier skills' data as the main stream, mastered skills' data as replay), warm-started
+//! from the previous generation's weights with the normaliser refitted to the grown pool; and
+//! greedy policy rollouts on given task variants (held-out evaluation, adversarial screening).
+
+use std::sync::Arc;
+
+use policy::bc::{train_bc, BcConfig};
+use policy::dataset::{Dataset, RawSamples};
+use policy::obs::Featurizer;
+use policy::rollout::{rollout, PolicyRollout, RolloutConfig, Sampling};
+use policy::tokenizer::Tokenizer;
+use policy::{ModelConfig, ObsMode, OptimConfig, Policy};
+use robots::Manipulator;
+use sim::task::TaskSpec;
+use sim::{Episode, SimConfig};
+use tch::Device;
+
+use super::state::TrainFigures;
+use crate::error::Result;
+use crate::tree::SkillTree;
+
+/// The vocabulary of a run: every instruction of the tree and every skill's default one, so
+/// skills that have no data yet are already spelled.
+pub fn tokenizer_for(tree: &SkillTree) -> Tokenizer {
+    let mut instructions: Vec<String> = tree
+        .skills
+        .iter()
+        .flat_map(|s| s.def.instructions.iter().cloned())
+        .collect();
+    instructions.extend(sim::SkillKind::ALL.iter().map(|k| {
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0);
+        sim::library::sample_task(*k, &sim::library::TaskRanges::default(), &mut rng).instruction
+    }));
+    Tokenizer::build(instructions.iter().map(String::as_str))
+}
+
+/// Settings of one generation's training.
+#[derive(Clone, Debug)]
+pub struct TrainSpec<'a> {
+    pub model: &'a ModelConfig,
+    pub tokenizer: &'a Tokenizer,
+    pub robot: &'a Arc<Manipulator>,
+    pub sim: &'a Arc<SimConfig>,
+    pub device: Device,
+    pub steps: usize,
+    pub batch_size: usize,
+    pub lr: f64,
+    pub replay_fraction: f64,
+    pub seed: u64,
+}
+
+fn samples(
+    episodes: &[Episode],
+    featurizer: &Featurizer,
+    spec: &TrainSpec<'_>,
+) -> Result<RawSamples> {
+    let mut raw = RawSamples::default();
+    for e in episodes {
+        raw.push_episode(e, featurizer, spec.robot, spec.sim)?;
+    }
+    Ok(raw)
+}
+
+/// Trains a policy on `main` (+ `replay`), starting from `previous`'s weights when given.
+pub fn train_generation(
+    previous: Option<&Policy>,
+    main: &[Episode],
+    replay: &[Episode],
+    skills: Vec<String>,
+    spec: &TrainSpec<'_>,
+) -> Result<(Policy, TrainFigures)> {
+    let featurizer = Featurizer::new(spec.model, spec.tokenizer.clone(), spec.sim, spec.robot.dof())?;
+    let raw_main = samples(main, &featurizer, spec)?;
+    let raw_replay = samples(replay, &featurizer, spec)?;
+    let mut all = raw_main.clone();
+    all.rows.extend(raw_replay.rows.iter().cloned());
+    all.actions.extend_from_slice(&raw_replay.actions);
+    all.action_valid.extend_from_slice(&raw_replay.action_valid);
+    all.success.extend_from_slice(&raw_replay.success);
+    all.imitate.extend_from_slice(&raw_replay.imitate);
+    let normalizer = all.fit_normalizer(&featurizer);
+    let mut policy = Policy::new(
+        spec.model,
+        spec.tokenizer.clone(),
+        normalizer,
+        spec.robot,
+        spec.sim,
+        spec.device,
+        spec.seed,
+    )?;
+    if let Some(prev) = previous {
+        policy
+            .vs
+            .copy(&prev.vs)
+            .map_err(|e| policy::PolicyError::Data(format!("warm start: {e}")))?;
+    }
+    policy.meta.skills = skills;
+    let data = Dataset::new(&raw_main, &policy.featurizer, &policy.normalizer)?;
+    let replay_data = if raw_replay.is_empty() {
+        None
+    } else {
+        Some(Dataset::new(&raw_replay, &policy.featurizer, &policy.normalizer)?)
+    };
+    let cfg = BcConfig {
+        optim: OptimConfig {
+            steps: spec.steps,
+            batch_size: spec.batch_size,
+            lr: spec.lr,
+            warmup_steps: (spec.steps / 10).max(1),
+            seed: spec.seed,
+            ..OptimConfig::default()
+        },
+        replay_fraction: if replay_data.is_some() {
+            spec.replay_fraction
+        } else {
+            0.0
+        },
+        ..BcConfig::default()
+    };
+    let report = train_bc(&mut policy, &data, replay_data.as_ref(), &cfg, &mut |_| {})?;
+    Ok((
+        policy,
+        TrainFigures {
+            steps: report.steps,
+            final_nll: report.final_nll,
+            samples_per_sec: report.samples_per_sec,
+            wall_s: report.wall_s,
+            episodes: main.len() + replay.len(),
+        },
+    ))
+}
+
+/// Runs the policy on `tasks` (greedy, or sampled with `temperature`).
+pub fn run_policy(
+    policy: &Policy,
+    robot: &Arc<Manipulator>,
+    tasks: &[TaskSpec],
+    seeds: &[u64],
+    temperature: Option<f64>,
+    threads: usize,
+) -> Result<Vec<PolicyRollout>> {
+    let cfg = RolloutConfig {
+        sampling: match temperature {
+            Some(temperature) => Sampling::Sample { temperature },
+            None => Sampling::Greedy,
+        },
+        threads,
+        keep_transitions: false,
+        early_stop: None,
+    };
+    Ok(rollout(policy, robot, tasks, seeds, &cfg)?)
+}
+
+/// The model a run trains (state observations: the CPU default).
+pub fn model_config(size: &str) -> Result<ModelConfig> {
+    Ok(ModelConfig::preset(size, ObsMode::State)?)
+}

@@ -1,0 +1,180 @@
+//! What a run remembers between generations (`state.json`) and what it reports per generation
+//! (`metrics.jsonl`). The state file is the commit point of a generation: it is written last,
+//! atomically, with a SHA-256 of its content, so a run killed at any moment resumes from the
+//! last generation whose state was committed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use sim::task::TaskSpec;
+
+use crate::explorer::PlanDistribution;
+use crate::signals::VariantHistory;
+
+/// Where a task variant came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Generator,
+    Forgetting,
+    Boundary,
+    Rare,
+    Adversarial,
+}
+
+impl Origin {
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Generator => "generator",
+            Origin::Forgetting => "forgetting",
+            Origin::Boundary => "boundary",
+            Origin::Rare => "rare",
+            Origin::Adversarial => "adversarial",
+        }
+    }
+}
+
+/// A task variant the curriculum keeps track of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrackedVariant {
+    pub task: TaskSpec,
+    pub seed: u64,
+    pub origin: Origin,
+    pub history: VariantHistory,
+}
+
+/// One skill's progress.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkillState {
+    /// Best held-out success so far and the generation it was measured.
+    pub best_heldout: f64,
+    pub best_generation: usize,
+    /// Held-out success per generation in which the skill was evaluated.
+    pub heldout: Vec<(usize, f64)>,
+    pub mastered_at: Option<usize>,
+    /// Simulated episodes spent on the skill (exploration, search, synthesis, validation).
+    pub episodes_used: usize,
+    /// Golden episodes held.
+    pub golden: usize,
+    /// The search explorer's plan distribution, continued across generations.
+    pub search: Option<PlanDistribution>,
+    /// Variants the policy has been measured on (signals are computed over these).
+    pub tracked: Vec<TrackedVariant>,
+    /// Validated synthesised variants waiting to be explored next generation.
+    pub pending: Vec<TrackedVariant>,
+    /// Synthesis multiplier (doubles on a plateau, resets on a gain).
+    pub synth_multiplier: usize,
+    /// The policy has been trained on data of this skill.
+    pub trained: bool,
+}
+
+impl SkillState {
+    pub fn mastered(&self) -> bool {
+        self.mastered_at.is_some()
+    }
+}
+
+pub const STATE_FORMAT: &str = "coevolve-run-state";
+pub const STATE_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    pub format: String,
+    pub version: u32,
+    pub completed_generations: usize,
+    pub skills: BTreeMap<String, SkillState>,
+    /// Checkpoint of the current policy, relative to the run directory.
+    pub checkpoint: Option<String>,
+    pub episodes_simulated: usize,
+    pub rollbacks: usize,
+    pub wall_s: f64,
+}
+
+impl RunState {
+    pub fn new(skills: impl IntoIterator<Item = String>) -> RunState {
+        RunState {
+            format: STATE_FORMAT.into(),
+            version: STATE_VERSION,
+            completed_generations: 0,
+            skills: skills
+                .into_iter()
+                .map(|s| {
+                    (
+                        s,
+                        SkillState {
+                            synth_multiplier: 1,
+                            ..SkillState::default()
+                        },
+                    )
+                })
+                .collect(),
+            checkpoint: None,
+            episodes_simulated: 0,
+            rollbacks: 0,
+            wall_s: 0.0,
+        }
+    }
+
+    pub fn mastered(&self) -> BTreeSet<String> {
+        self.skills
+            .iter()
+            .filter(|(_, s)| s.mastered())
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+}
+
+/// Refinement figures of one skill in one generation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RefineFigures {
+    pub raw: usize,
+    pub kept: usize,
+    pub rms_jerk_before: f64,
+    pub rms_jerk_after: f64,
+    pub duration_before_s: f64,
+    pub duration_after_s: f64,
+}
+
+/// One skill in one generation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkillGeneration {
+    pub explored: bool,
+    pub heldout_success: Option<f64>,
+    /// Success of the policy's sampled exploration rollouts.
+    pub policy_sampled_success: Option<f64>,
+    pub search_successes: usize,
+    pub episodes: usize,
+    pub golden_added: usize,
+    pub golden_total: usize,
+    /// Synthesised variants that passed validation, per origin.
+    pub synthesized: BTreeMap<String, usize>,
+    /// Synthesised variants that the explorer could not solve (rejected).
+    pub rejected: usize,
+    pub refine: Option<RefineFigures>,
+    pub mastered: bool,
+}
+
+/// Training in one generation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrainFigures {
+    pub steps: usize,
+    pub final_nll: f64,
+    pub samples_per_sec: f64,
+    pub wall_s: f64,
+    pub episodes: usize,
+}
+
+/// One line of `metrics.jsonl`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenerationRecord {
+    pub generation: usize,
+    pub frontier: Vec<String>,
+    pub mastered: Vec<String>,
+    pub skills: BTreeMap<String, SkillGeneration>,
+    pub train: Option<TrainFigures>,
+    pub rolled_back: bool,
+    pub episodes_simulated: usize,
+    /// Simulated control steps per second over the generation's exploration.
+    pub sim_steps_per_sec: f64,
+    pub wall_s: f64,
+}

@@ -1,0 +1,147 @@
+//! Task synthesis at the end of a generation (co-evolution curriculum only): mutations around
+//! the variants the weakness signals mark, plus an adversarial generator (fresh variants the
+//! new policy fails greedily); every candidate must be solved by the explorer (plans sampled
+//! from the skill's search distribution, or the policy's sampled rollouts) within
+//! `validation_attempts` before it enters the pool; its successes are banked as data.
+
+use std::collections::BTreeMap;
+
+use policy::Policy;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use sim::Episode;
+
+use super::curriculum::{fresh_variant, signal_candidates, stream_seed, tracked};
+use super::learner::run_policy;
+use super::state::{Origin, SkillState, TrackedVariant};
+use super::Context;
+use crate::error::Result;
+use crate::explorer::run_plans;
+use crate::signals::Signal;
+use crate::tree::Skill;
+
+/// What synthesis did for one skill (written to `signals/gen-NNN.json`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SynthesisReport {
+    pub skill: String,
+    /// (variant, signal) raised over the tracked variants.
+    pub signals: Vec<(String, Signal)>,
+    pub candidates: usize,
+    pub validated: BTreeMap<String, usize>,
+    pub rejected: usize,
+    pub episodes: usize,
+}
+
+/// Proposes, validates and queues new variants for `skill`; returns the validation successes
+/// (data) and the report.
+pub fn synthesize(
+    ctx: &Context,
+    skill: &Skill,
+    skill_index: usize,
+    st: &mut SkillState,
+    policy: Option<&Policy>,
+    generation: usize,
+) -> Result<(Vec<Episode>, SynthesisReport)> {
+    let cfg = &ctx.cfg;
+    let (mut candidates, signals) =
+        signal_candidates(skill, st, cfg, stream_seed(cfg.seed, generation, skill_index, 3));
+    let mut report = SynthesisReport {
+        skill: skill.name().to_owned(),
+        signals,
+        ..SynthesisReport::default()
+    };
+    if let (true, Some(policy)) = (st.trained, policy) {
+        let n = cfg.synth.adversarial_candidates * st.synth_multiplier.max(1);
+        let seed = stream_seed(cfg.seed, generation, skill_index, 4);
+        let pool: Vec<TrackedVariant> = (0..n)
+            .map(|i| fresh_variant(skill, sim::episode::episode_seed(seed, i)))
+            .collect();
+        let tasks: Vec<_> = pool.iter().map(|v| v.task.clone()).collect();
+        let seeds: Vec<u64> = pool.iter().map(|v| v.seed).collect();
+        let runs = run_policy(policy, &ctx.robot, &tasks, &seeds, None, cfg.threads)?;
+        report.episodes += runs.len();
+        for (v, r) in pool.into_iter().zip(&runs) {
+            if !r.episode.outcome.success {
+                candidates.push(tracked(skill, v.task, v.seed, Origin::Adversarial));
+            }
+        }
+    }
+    report.candidates = candidates.len();
+    if candidates.is_empty() {
+        st.episodes_used += report.episodes;
+        return Ok((Vec::new(), report));
+    }
+    let attempts = cfg.synth.validation_attempts.max(1);
+    let episodes = validate(ctx, st, policy, &candidates, attempts, generation, skill_index)?;
+    report.episodes += episodes.len();
+    let mut found = Vec::new();
+    for (c, tries) in candidates.into_iter().zip(episodes.chunks(attempts)) {
+        let wins: Vec<&Episode> = tries.iter().filter(|e| e.outcome.success).collect();
+        if wins.is_empty() {
+            report.rejected += 1;
+        } else {
+            *report
+                .validated
+                .entry(c.origin.name().to_owned())
+                .or_default() += 1;
+            found.extend(wins.into_iter().cloned());
+            st.pending.push(c);
+        }
+    }
+    st.episodes_used += report.episodes;
+    Ok((found, report))
+}
+
+/// `attempts` explorer tries per candidate, in candidate order.
+fn validate(
+    ctx: &Context,
+    st: &SkillState,
+    policy: Option<&Policy>,
+    candidates: &[TrackedVariant],
+    attempts: usize,
+    generation: usize,
+    skill_index: usize,
+) -> Result<Vec<Episode>> {
+    let cfg = &ctx.cfg;
+    let seed = stream_seed(cfg.seed, generation, skill_index, 5);
+    match (&st.search, policy) {
+        (Some(dist), _) => {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let plans: Vec<Vec<f64>> = (0..candidates.len() * attempts)
+                .map(|_| dist.sample(&mut rng))
+                .collect();
+            let tasks =
+                &|i: usize, _: &mut ChaCha8Rng| candidates[i / attempts].task.clone();
+            Ok(run_plans(
+                &plans,
+                tasks,
+                &ctx.robot,
+                &ctx.sim,
+                cfg.cem.segment_s,
+                seed,
+                Some(cfg.threads),
+            )?)
+        }
+        (None, Some(policy)) => {
+            let mut tasks = Vec::new();
+            let mut seeds = Vec::new();
+            for c in candidates {
+                for k in 0..attempts {
+                    tasks.push(c.task.clone());
+                    seeds.push(sim::episode::episode_seed(c.seed ^ seed, k));
+                }
+            }
+            let runs = run_policy(
+                policy,
+                &ctx.robot,
+                &tasks,
+                &seeds,
+                Some(cfg.temperature),
+                cfg.threads,
+            )?;
+            Ok(runs.into_iter().map(|r| r.episode).collect())
+        }
+        (None, None) => Ok(Vec::new()),
+    }
+}

@@ -1,0 +1,206 @@
+//! Skill-tree progress reports of a run directory: `report.json` (a `skills` list and the
+//! per-generation history), `report.md` and a self-contained `report.html` (SVG skill tree
+//! coloured by mastery with prerequisite edges, held-out success per skill over generations,
+//! data pool and synthesised variants per signal, refinement and throughput figures).
+
+mod html;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::evolve::run_dir::write_atomic;
+use crate::evolve::{GenerationRecord, RunDir, RunState};
+use crate::tree::SkillTree;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkillSummary {
+    pub name: String,
+    pub group: String,
+    pub prerequisites: Vec<String>,
+    /// Part of this run (a target or one of its prerequisites).
+    pub in_run: bool,
+    pub mastered: bool,
+    pub mastered_at: Option<usize>,
+    /// Held-out success of the current policy (latest accepted evaluation).
+    pub heldout_success: Option<f64>,
+    pub best_heldout: f64,
+    pub mastery_threshold: f64,
+    /// Simulated episodes spent on the skill.
+    pub episodes_used: usize,
+    pub golden_episodes: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub run: String,
+    pub tree: String,
+    pub curriculum: String,
+    pub refine: bool,
+    pub generations_completed: usize,
+    pub episodes_simulated: usize,
+    pub rollbacks: usize,
+    pub wall_s: f64,
+    pub skills: Vec<SkillSummary>,
+    pub history: Vec<GenerationRecord>,
+}
+
+/// Builds the report of the run in `dir` from its committed state.
+pub fn build(dir: &Path) -> Result<(Report, SkillTree)> {
+    let run = RunDir::new(dir);
+    let cfg = run.read_config()?;
+    let state: RunState = run.read_state()?;
+    let history = run.read_metrics(state.completed_generations)?;
+    let tree = SkillTree::named(&cfg.tree)?;
+    let skills = tree
+        .skills
+        .iter()
+        .map(|s| {
+            let st = state.skills.get(s.name());
+            SkillSummary {
+                name: s.name().to_owned(),
+                group: s.def.group.clone(),
+                prerequisites: s.def.prerequisites.clone(),
+                in_run: st.is_some(),
+                mastered: st.is_some_and(|st| st.mastered()),
+                mastered_at: st.and_then(|st| st.mastered_at),
+                heldout_success: st.and_then(|st| st.heldout.last().map(|(_, r)| *r)),
+                best_heldout: st.map_or(0.0, |st| st.best_heldout),
+                mastery_threshold: s.def.mastery,
+                episodes_used: st.map_or(0, |st| st.episodes_used),
+                golden_episodes: st.map_or(0, |st| st.golden),
+            }
+        })
+        .collect();
+    let name = dir
+        .file_name()
+        .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+    Ok((
+        Report {
+            run: name,
+            tree: tree.name.clone(),
+            curriculum: format!("{:?}", cfg.curriculum).to_lowercase(),
+            refine: cfg.refine,
+            generations_completed: state.completed_generations,
+            episodes_simulated: state.episodes_simulated,
+            rollbacks: state.rollbacks,
+            wall_s: state.wall_s,
+            skills,
+            history,
+        },
+        tree,
+    ))
+}
+
+/// Writes `report.json`, `report.md` and `report.html` into the run directory.
+pub fn write_reports(dir: &Path) -> Result<Report> {
+    let (report, tree) = build(dir)?;
+    let json = serde_json::to_vec_pretty(&report)
+        .map_err(|e| crate::SkillsError::run(dir, format!("report: {e}")))?;
+    write_atomic(&dir.join("report.json"), &json)?;
+    write_atomic(&dir.join("report.md"), markdown(&report).as_bytes())?;
+    write_atomic(&dir.join("report.html"), html::page(&report, &tree).as_bytes())?;
+    Ok(report)
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_owned(), |v| format!("{:.0} %", 100.0 * v))
+}
+
+/// Data pool size and validated synthesised variants per signal, summed over skills, per
+/// generation.
+pub fn pool_and_synthesis(r: &Report) -> Vec<(usize, usize, BTreeMap<String, usize>)> {
+    r.history
+        .iter()
+        .map(|g| {
+            let pool = g.skills.values().map(|s| s.golden_total).sum::<usize>();
+            let mut synth = BTreeMap::new();
+            for s in g.skills.values() {
+                for (k, v) in &s.synthesized {
+                    *synth.entry(k.clone()).or_default() += v;
+                }
+            }
+            (g.generation, pool, synth)
+        })
+        .collect()
+}
+
+/// The Markdown report.
+pub fn markdown(r: &Report) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# Run `{}` — skill tree `{}`\n", r.run, r.tree);
+    let _ = writeln!(
+        md,
+        "{} generations, {} simulated episodes, {} rollbacks, {:.0} s; curriculum {}, refinement {}.\n",
+        r.generations_completed,
+        r.episodes_simulated,
+        r.rollbacks,
+        r.wall_s,
+        r.curriculum,
+        if r.refine { "on" } else { "off" }
+    );
+    md.push_str("| skill | group | in run | mastered | held-out | best | threshold | episodes | golden |\n");
+    md.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    for s in &r.skills {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.name,
+            s.group,
+            if s.in_run { "yes" } else { "no" },
+            s.mastered_at
+                .map_or_else(|| "no".to_owned(), |g| format!("gen {g}")),
+            pct(s.heldout_success),
+            pct(Some(s.best_heldout)),
+            pct(Some(s.mastery_threshold)),
+            s.episodes_used,
+            s.golden_episodes
+        );
+    }
+    md.push_str("\n## Generations\n\n| gen | frontier | held-out | pool | synthesised | rolled back | sim steps/s | train samples/s | s |\n|---|---|---|---|---|---|---|---|---|\n");
+    let pools = pool_and_synthesis(r);
+    for (g, (_, pool, synth)) in r.history.iter().zip(pools) {
+        let heldout: Vec<String> = g
+            .skills
+            .iter()
+            .filter_map(|(n, s)| s.heldout_success.map(|h| format!("{n} {:.0} %", 100.0 * h)))
+            .collect();
+        let synth: Vec<String> = synth.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.0} |",
+            g.generation,
+            g.frontier.join(", "),
+            heldout.join(", "),
+            pool,
+            synth.join(", "),
+            if g.rolled_back { "yes" } else { "" },
+            g.sim_steps_per_sec,
+            g.train.as_ref().map_or(0.0, |t| t.samples_per_sec),
+            g.wall_s
+        );
+    }
+    md.push_str("\n## Refinement\n\n| gen | skill | raw | kept | RMS jerk before → after | duration before → after (s) |\n|---|---|---|---|---|---|\n");
+    for g in &r.history {
+        for (name, s) in &g.skills {
+            if let Some(f) = &s.refine {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {:.1} → {:.1} | {:.2} → {:.2} |",
+                    g.generation,
+                    name,
+                    f.raw,
+                    f.kept,
+                    f.rms_jerk_before,
+                    f.rms_jerk_after,
+                    f.duration_before_s,
+                    f.duration_after_s
+                );
+            }
+        }
+    }
+    md
+}
