@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The main job on its embedded defaults: today `coevolve sim` (UR5e, lift, scripted controller,
-# 256 parallel episodes). Extra arguments are passed to `coevolve sim`. Installs what the build
-# needs first: scripts/torch-env.sh puts PyTorch 2.13.0 (libtorch for tch) into .venv.
+# The main job on its embedded default: `coevolve evolve` — the co-evolution loop over the
+# default skill tree (UR5e; reach → grasp → lift → place; CPU-sized, about 10 minutes on 2 cores)
+# into runs/default, then its report (runs/default/report.html). Re-running continues the same
+# run (--resume) from its last completed generation. Extra arguments go to `coevolve evolve`.
+# Installs what the build needs first: scripts/torch-env.sh puts PyTorch 2.13.0 (libtorch for
+# tch) into .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/torch-env.sh
 source scripts/torch-env.sh
-cargo run --release --bin coevolve -- sim "$@"
+cargo build --release --bin coevolve
+target/release/coevolve evolve --resume "$@"

@@ -18,7 +18,7 @@ use sim::SkillKind;
 fn tiny_rgbd_policy_learns_reach_from_the_camera() {
     let start = Instant::now();
     let robot = common::ur5e();
-    let (episodes, config) = common::demos(&robot, SkillKind::Reach, 200, 1, true);
+    let (episodes, config) = common::demos(&robot, SkillKind::Reach, 300, 1, true);
     let (mut policy, data) = common::policy_for(&episodes, &robot, &config, "tiny", ObsMode::Rgbd);
     assert!(
         data.obs.objects.is_none() && data.obs.zones.is_none(),
@@ -27,7 +27,7 @@ fn tiny_rgbd_policy_learns_reach_from_the_camera() {
     assert_eq!(data.obs.images.len(), 1);
     let cfg = BcConfig {
         optim: OptimConfig {
-            steps: 1200,
+            steps: 2000,
             batch_size: 128,
             warmup_steps: 50,
             ..OptimConfig::default()

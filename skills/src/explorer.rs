@@ -39,7 +39,7 @@ pub struct CemConfig {
     pub init_offset_std_m: f64,
     /// Floor on every standard deviation (keeps exploring).
     pub min_std: f64,
-    /// Score = success_bonus · success + episode return.
+    /// Score of a success = success_bonus − control steps; of a failure, its return.
     pub success_bonus: f64,
     pub seed: u64,
     pub threads: Option<usize>,
@@ -55,7 +55,7 @@ impl Default for CemConfig {
             segment_s: 1.6,
             init_offset_std_m: 0.06,
             min_std: 0.005,
-            success_bonus: 1000.0,
+            success_bonus: 10_000.0,
             seed: 0,
             threads: None,
         }
@@ -200,6 +200,36 @@ pub struct SearchResult {
     pub episodes_run: usize,
 }
 
+/// The plan from keyframe `first` on: the earlier keyframes are dropped and the last one is
+/// repeated to keep the parameter count (the grasp yaw is kept).
+pub fn plan_suffix(plan: &[f64], first: usize) -> Vec<f64> {
+    let k = plan.len() / PER_KEYFRAME;
+    let first = first.min(k.saturating_sub(1));
+    let mut out = Vec::with_capacity(plan.len());
+    for i in 0..k {
+        let j = (first + i).min(k - 1);
+        out.extend_from_slice(&plan[j * PER_KEYFRAME..][..PER_KEYFRAME]);
+    }
+    out.extend_from_slice(&plan[k * PER_KEYFRAME..]);
+    out
+}
+
+/// Weight of the final dense reward in a success's score (reach shaping: about 10 points per
+/// centimetre closer, worth as much as 10 control steps quicker).
+const MARGIN_WEIGHT: f64 = 200.0;
+
+/// A plan's score: successes above failures; among successes, quicker ones (a plan that
+/// wanders before it succeeds demonstrates badly) and ones that end with more margin (a higher
+/// final dense reward: closer to the target, higher lift); failures by their dense return.
+pub fn plan_score(e: &Episode, success_bonus: f64) -> f64 {
+    if e.outcome.success {
+        let margin = e.steps.last().map_or(0.0, |s| s.reward.total);
+        success_bonus - e.outcome.control_steps as f64 + MARGIN_WEIGHT * margin
+    } else {
+        e.outcome.episode_return
+    }
+}
+
 /// CEM over keyframe plans for `skill`, from the initial distribution, on fresh variants.
 pub fn cem_search(
     skill: &Skill,
@@ -283,10 +313,7 @@ pub fn cem_search_from(
         episodes_run += episodes.len();
         let scores: Vec<f64> = episodes
             .iter()
-            .map(|e| {
-                cfg.success_bonus * f64::from(u8::from(e.outcome.success))
-                    + e.outcome.episode_return
-            })
+            .map(|e| plan_score(e, cfg.success_bonus))
             .collect();
         let mut order: Vec<usize> = (0..scores.len()).collect();
         order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));

@@ -3,6 +3,7 @@
 //! coloured by mastery with prerequisite edges, held-out success per skill over generations,
 //! data pool and synthesised variants per signal, refinement and throughput figures).
 
+pub mod compare;
 mod html;
 
 use std::collections::BTreeMap;

@@ -21,6 +21,9 @@ pub struct EvolveArgs {
     /// Generations to run (with --resume: the total to reach).
     #[arg(long)]
     pub generations: Option<usize>,
+    /// Stop once this many episodes have been simulated (equal budgets for comparisons).
+    #[arg(long)]
+    pub episode_budget: Option<usize>,
     /// Skills to work towards (comma-separated; their prerequisites come along). `all`: the
     /// whole tree. Default: place (reach → grasp → lift → place).
     #[arg(long)]
@@ -75,6 +78,9 @@ fn config(args: &EvolveArgs) -> anyhow::Result<EvolveConfig> {
     cfg.robot.clone_from(&args.robot);
     if let Some(g) = args.generations {
         cfg.generations = g;
+    }
+    if args.episode_budget.is_some() {
+        cfg.episode_budget = args.episode_budget;
     }
     if let Some(t) = &args.targets {
         cfg.targets = match t.as_str() {
@@ -148,6 +154,33 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
         state.mastered().into_iter().collect::<Vec<_>>().join(", "),
         ctx.dir.root.join("report.html").display()
     );
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Run directories to compare.
+    #[arg(required = true)]
+    pub runs: Vec<PathBuf>,
+    /// Write ablation.md, ablation.svg and ablation.json here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn compare(args: &CompareArgs) -> anyhow::Result<()> {
+    let runs: Vec<&std::path::Path> = args.runs.iter().map(PathBuf::as_path).collect();
+    let (summaries, md, svg) = skills::report::compare::compare(&runs)?;
+    println!("{md}");
+    if let Some(out) = &args.out {
+        std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+        std::fs::write(out.join("ablation.md"), &md)?;
+        std::fs::write(out.join("ablation.svg"), &svg)?;
+        std::fs::write(
+            out.join("ablation.json"),
+            serde_json::to_string_pretty(&summaries)?,
+        )?;
+        eprintln!("wrote {}/ablation.{{md,svg,json}}", out.display());
+    }
     Ok(())
 }
 

@@ -25,6 +25,8 @@ pub enum Command {
     Evolve(evolve_cmd::EvolveArgs),
     /// Write a run's skill-tree progress report (report.html, report.md, report.json).
     Report(evolve_cmd::ReportArgs),
+    /// Compare runs (the ablation table and plot).
+    Compare(evolve_cmd::CompareArgs),
     /// Run a batch of simulated episodes headless and report success and speed.
     Sim(sim_cmd::SimArgs),
     /// Refine raw episodes into short, smooth, re-validated golden demonstrations.
@@ -52,6 +54,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Evolve(args) => evolve_cmd::evolve(&args),
         Command::Report(args) => evolve_cmd::report(&args),
+        Command::Compare(args) => evolve_cmd::compare(&args),
         Command::Sim(args) => sim_cmd::run(&args),
         Command::Refine(args) => refine_cmd::run(&args),
         Command::Replay(args) => replay_cmd::run(&args),

@@ -72,6 +72,9 @@ pub struct EvolveConfig {
     pub tree: String,
     pub robot: String,
     pub generations: usize,
+    /// Stop after the generation in which this many episodes have been simulated (equal
+    /// budgets for the ablation); none: run all generations.
+    pub episode_budget: Option<usize>,
     /// Skills the run works towards; the loop explores only these and their prerequisites.
     /// Empty: the whole tree.
     pub targets: Vec<String>,
@@ -113,6 +116,7 @@ impl Default for EvolveConfig {
             tree: "default".into(),
             robot: "ur5e".into(),
             generations: 8,
+            episode_budget: None,
             targets: vec!["place".into()],
             seed: 0,
             threads: 2,
@@ -126,7 +130,7 @@ impl Default for EvolveConfig {
                 gripper_dwell_s: 0.15,
                 ..RefineConfig::default()
             },
-            temperature: 0.5,
+            temperature: 0.3,
             cem: CemConfig {
                 iterations: 3,
                 ..CemConfig::default()

@@ -9,12 +9,12 @@ use sim::refine::refine;
 use sim::store::EpisodeWriter;
 use sim::Episode;
 
-use super::curriculum::{choose_variants, record_outcomes, stream_seed};
+use super::curriculum::{choose_variants, fresh_variant, record_outcomes, stream_seed};
 use super::learner::run_policy;
-use super::state::{RefineFigures, SkillGeneration, SkillState};
+use super::state::{RefineFigures, SkillGeneration, SkillState, TrackedVariant};
 use super::Context;
 use crate::error::Result;
-use crate::explorer::{cem_search_from, run_plans, CemConfig, PlanDistribution};
+use crate::explorer::{cem_search_from, plan_suffix, run_plans, CemConfig, PlanDistribution};
 use crate::tree::Skill;
 
 /// Attempts per variant in the policy's exploration rollouts.
@@ -46,6 +46,7 @@ pub fn explore_skill(
         stream_seed(cfg.seed, generation, skill_index, 1),
     );
     let mut policy_rate = 0.0;
+    let mut raw_search = Vec::new();
     if let (true, Some(policy)) = (st.trained, policy) {
         let mut tasks = Vec::new();
         let mut seeds = Vec::new();
@@ -88,27 +89,6 @@ pub fn explore_skill(
         );
     }
     let search = !st.trained || policy_rate < cfg.search_below;
-    if !search {
-        if let Some(dist) = &st.search {
-            // The search's mean plan still demonstrates consistently where it succeeds.
-            let plans = vec![dist.mean.clone(); variants.len()];
-            let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| variants[i].task.clone();
-            let runs = run_plans(
-                &plans,
-                tasks,
-                &ctx.robot,
-                &ctx.sim,
-                cfg.cem.segment_s,
-                stream_seed(cfg.seed, generation, skill_index, 7),
-                Some(cfg.threads),
-            )?;
-            figures.episodes += runs.len();
-            *sim_steps += runs.iter().map(|e| e.outcome.control_steps).sum::<usize>();
-            let wins: Vec<Episode> = runs.into_iter().filter(|e| e.outcome.success).collect();
-            figures.search_successes += wins.len();
-            raw.extend(wins);
-        }
-    }
     if search {
         let start = st
             .search
@@ -124,39 +104,97 @@ pub fn explore_skill(
         let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| {
             variants[i % variants.len()].task.clone()
         };
-        let result = cem_search_from(start, tasks, &ctx.robot, &ctx.sim, &cem, &mut |_| {})?;
-        // Demonstrations should be consistent: the distribution's mean plan, run on every
-        // variant, gives one behaviour per task; the samples' successes only top it up.
-        let mean_plans = vec![result.distribution.mean.clone(); variants.len()];
-        let mean_runs = run_plans(
-            &mean_plans,
+        let mut result = cem_search_from(start, tasks, &ctx.robot, &ctx.sim, &cem, &mut |_| {})?;
+        // Demonstrations should be direct: the mean plan cut to its shortest suffix that still
+        // succeeds as often.
+        let (shortest, tried) =
+            shortest_suffix(ctx, &result.distribution.mean, &variants, cem.seed)?;
+        result.distribution.mean = shortest;
+        figures.episodes += result.episodes_run + tried;
+        *sim_steps += result
+            .successes
+            .iter()
+            .map(|e| e.outcome.control_steps)
+            .sum::<usize>();
+        figures.search_successes += result.successes.len();
+        st.search = Some(result.distribution);
+        // The samples' successes only top up a mean plan that rarely succeeds (below).
+        raw_search = result.successes;
+    }
+    if let Some(dist) = &st.search {
+        // Demonstrations should be consistent: the search's mean plan, run on the generation's
+        // variants and as many fresh ones, gives one behaviour per task.
+        let extra_seed = stream_seed(cfg.seed, generation, skill_index, 7);
+        let demo_variants: Vec<TrackedVariant> = variants
+            .iter()
+            .cloned()
+            .chain((0..variants.len()).map(|i| {
+                fresh_variant(skill, sim::episode::episode_seed(extra_seed, i))
+            }))
+            .collect();
+        let plans = vec![dist.mean.clone(); demo_variants.len()];
+        let tasks =
+            &|i: usize, _: &mut rand_chacha::ChaCha8Rng| demo_variants[i].task.clone();
+        let runs = run_plans(
+            &plans,
             tasks,
             &ctx.robot,
             &ctx.sim,
-            cem.segment_s,
-            cem.seed ^ 0x3EA9,
-            cem.threads,
+            cfg.cem.segment_s,
+            extra_seed ^ 0x3EA9,
+            Some(cfg.threads),
         )?;
-        figures.episodes += result.episodes_run + mean_runs.len();
-        *sim_steps += mean_runs
-            .iter()
-            .chain(&result.successes)
-            .map(|e| e.outcome.control_steps)
-            .sum::<usize>();
-        let consistent: Vec<Episode> = mean_runs
-            .into_iter()
-            .filter(|e| e.outcome.success)
-            .collect();
-        figures.search_successes = consistent.len() + result.successes.len();
-        let top_up = consistent.len() < variants.len() / 2;
-        raw.extend(consistent);
-        if top_up {
-            raw.extend(result.successes);
+        figures.episodes += runs.len();
+        *sim_steps += runs.iter().map(|e| e.outcome.control_steps).sum::<usize>();
+        let wins: Vec<Episode> = runs.into_iter().filter(|e| e.outcome.success).collect();
+        figures.search_successes += wins.len();
+        if wins.len() < demo_variants.len() / 4 {
+            raw.append(&mut raw_search);
         }
-        st.search = Some(result.distribution);
+        raw.extend(wins);
     }
     st.episodes_used += figures.episodes;
     Ok((raw, figures))
+}
+
+/// Variants the suffix choice is measured on.
+const SUFFIX_PROBE: usize = 8;
+
+/// The shortest suffix of `plan` (dropping leading keyframes) that succeeds on the probe
+/// variants at least as often as the whole plan; returns it and the episodes spent.
+fn shortest_suffix(
+    ctx: &Context,
+    plan: &[f64],
+    variants: &[TrackedVariant],
+    seed: u64,
+) -> Result<(Vec<f64>, usize)> {
+    let keyframes = ctx.cfg.cem.keyframes;
+    let probe: Vec<&TrackedVariant> = variants.iter().take(SUFFIX_PROBE).collect();
+    let mut plans = Vec::new();
+    for first in 0..keyframes {
+        plans.extend(std::iter::repeat_n(plan_suffix(plan, first), probe.len()));
+    }
+    let n = probe.len();
+    let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| probe[i % n].task.clone();
+    let runs = run_plans(
+        &plans,
+        tasks,
+        &ctx.robot,
+        &ctx.sim,
+        ctx.cfg.cem.segment_s,
+        seed ^ 0x5u64,
+        Some(ctx.cfg.threads),
+    )?;
+    let wins: Vec<usize> = runs
+        .chunks(n.max(1))
+        .map(|c| c.iter().filter(|e| e.outcome.success).count())
+        .collect();
+    let whole = wins.first().copied().unwrap_or(0);
+    let first = (0..keyframes)
+        .rev()
+        .find(|&f| wins.get(f).copied().unwrap_or(0) >= whole.max(1))
+        .unwrap_or(0);
+    Ok((plan_suffix(plan, first), runs.len()))
 }
 
 /// Refines (or, in the no-refinement ablation, keeps) `raw` successes, keeps at most `max`, and
@@ -174,15 +212,37 @@ pub fn bank(
     let (mut golden, figures) = if ctx.cfg.refine {
         let refined = refine(&ctx.robot, &ctx.sim, &ctx.cfg.refine_config, &raw, &[])?;
         let r = &refined.report;
+        // The refiner filters (failed, unhealthy, inefficient, not re-validated) and smooths;
+        // where its re-timed trajectory is longer than an already direct raw one, the raw one
+        // is the better demonstration.
+        let sources = r
+            .decisions
+            .iter()
+            .filter(|d| d.verdict == "kept")
+            .map(|d| d.source_index);
+        let mut raw_was_shorter = 0;
+        let golden: Vec<Episode> = refined
+            .golden
+            .iter()
+            .zip(sources)
+            .map(|(g, src)| match raw.get(src) {
+                Some(e) if e.outcome.control_steps < g.outcome.control_steps => {
+                    raw_was_shorter += 1;
+                    e.clone()
+                }
+                _ => g.clone(),
+            })
+            .collect();
         let figures = RefineFigures {
             raw: r.episodes_in,
             kept: r.kept,
+            raw_was_shorter,
             rms_jerk_before: r.rms_jerk_before,
             rms_jerk_after: r.rms_jerk_after,
             duration_before_s: r.duration_before_s,
             duration_after_s: r.duration_after_s,
         };
-        (refined.golden, Some(figures))
+        (golden, Some(figures))
     } else {
         (raw, None)
     };

@@ -238,14 +238,13 @@ pub fn run_generation(
                 skill: skill.name(),
                 phase: "synthesise",
             });
-            let (found, report) = synthesize(ctx, skill, si, st, policy.as_ref(), g)?;
-            let (added, _) = bank(ctx, skill.name(), found, g, cfg.max_golden_per_generation)?;
-            st.golden += added;
+            // Validated variants enter the pool and are explored next generation; the
+            // validation episodes themselves are not banked (sampled plans demonstrate badly).
+            let report = synthesize(ctx, skill, si, st, policy.as_ref(), g)?;
             if let Some(figures) = record.skills.get_mut(skill.name()) {
                 figures.synthesized = report.validated.clone();
                 figures.rejected = report.rejected;
                 figures.episodes += report.episodes;
-                figures.golden_added += added;
             }
             reports.push(report);
         }

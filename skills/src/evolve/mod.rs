@@ -93,6 +93,7 @@ pub fn prepare(dir: &Path, cfg: EvolveConfig, resume: bool) -> Result<Context> {
         let saved = dir.read_config()?;
         EvolveConfig {
             generations: cfg.generations.max(saved.generations),
+            episode_budget: cfg.episode_budget.or(saved.episode_budget),
             ..saved
         }
     } else {
@@ -154,6 +155,13 @@ pub fn run(ctx: &Context, events: &mut dyn FnMut(Event<'_>)) -> Result<RunState>
         (state, Vec::new(), None::<Policy>)
     };
     for g in state.completed_generations..ctx.cfg.generations {
+        if ctx
+            .cfg
+            .episode_budget
+            .is_some_and(|b| state.episodes_simulated >= b)
+        {
+            break;
+        }
         let start = Instant::now();
         let (next, record) = generation::run_generation(ctx, &mut state, policy, g, events)?;
         policy = next;

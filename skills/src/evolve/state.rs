@@ -129,6 +129,8 @@ impl RunState {
 pub struct RefineFigures {
     pub raw: usize,
     pub kept: usize,
+    /// Kept episodes banked raw because the raw trajectory was shorter than its re-timing.
+    pub raw_was_shorter: usize,
     pub rms_jerk_before: f64,
     pub rms_jerk_after: f64,
     pub duration_before_s: f64,

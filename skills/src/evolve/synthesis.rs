@@ -2,7 +2,7 @@
 //! the variants the weakness signals mark, plus an adversarial generator (fresh variants the
 //! new policy fails greedily); every candidate must be solved by the explorer (plans sampled
 //! from the skill's search distribution, or the policy's sampled rollouts) within
-//! `validation_attempts` before it enters the pool; its successes are banked as data.
+//! `validation_attempts` before it enters the pool, to be explored next generation.
 
 use std::collections::BTreeMap;
 
@@ -33,8 +33,7 @@ pub struct SynthesisReport {
     pub episodes: usize,
 }
 
-/// Proposes, validates and queues new variants for `skill`; returns the validation successes
-/// (data) and the report.
+/// Proposes, validates and queues new variants for `skill`.
 pub fn synthesize(
     ctx: &Context,
     skill: &Skill,
@@ -42,7 +41,7 @@ pub fn synthesize(
     st: &mut SkillState,
     policy: Option<&Policy>,
     generation: usize,
-) -> Result<(Vec<Episode>, SynthesisReport)> {
+) -> Result<SynthesisReport> {
     let cfg = &ctx.cfg;
     let (mut candidates, signals) =
         signal_candidates(skill, st, cfg, stream_seed(cfg.seed, generation, skill_index, 3));
@@ -70,27 +69,24 @@ pub fn synthesize(
     report.candidates = candidates.len();
     if candidates.is_empty() {
         st.episodes_used += report.episodes;
-        return Ok((Vec::new(), report));
+        return Ok(report);
     }
     let attempts = cfg.synth.validation_attempts.max(1);
     let episodes = validate(ctx, st, policy, &candidates, attempts, generation, skill_index)?;
     report.episodes += episodes.len();
-    let mut found = Vec::new();
     for (c, tries) in candidates.into_iter().zip(episodes.chunks(attempts)) {
-        let wins: Vec<&Episode> = tries.iter().filter(|e| e.outcome.success).collect();
-        if wins.is_empty() {
+        if !tries.iter().any(|e| e.outcome.success) {
             report.rejected += 1;
         } else {
             *report
                 .validated
                 .entry(c.origin.name().to_owned())
                 .or_default() += 1;
-            found.extend(wins.into_iter().cloned());
             st.pending.push(c);
         }
     }
     st.episodes_used += report.episodes;
-    Ok((found, report))
+    Ok(report)
 }
 
 /// `attempts` explorer tries per candidate, in candidate order.
@@ -108,8 +104,12 @@ fn validate(
     match (&st.search, policy) {
         (Some(dist), _) => {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            // The mean plan first, then samples around it.
             let plans: Vec<Vec<f64>> = (0..candidates.len() * attempts)
-                .map(|_| dist.sample(&mut rng))
+                .map(|i| match i % attempts {
+                    0 => dist.mean.clone(),
+                    _ => dist.sample(&mut rng),
+                })
                 .collect();
             let tasks =
                 &|i: usize, _: &mut ChaCha8Rng| candidates[i / attempts].task.clone();
