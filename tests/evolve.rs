@@ -55,15 +55,23 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
 
 fn evolve_command(tree: &Path, config: &Path, out: &Path, resume: bool) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_coevolve"));
-    cmd.args(["evolve", "--size", "tiny", "--device", "cpu", "--targets", "grasp"])
-        .args(["--generations", GENERATIONS, "--tree"])
-        .arg(tree)
-        .arg("--config")
-        .arg(config)
-        .arg("--out")
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    cmd.args([
+        "evolve",
+        "--size",
+        "tiny",
+        "--device",
+        "cpu",
+        "--targets",
+        "grasp",
+    ])
+    .args(["--generations", GENERATIONS, "--tree"])
+    .arg(tree)
+    .arg("--config")
+    .arg(config)
+    .arg("--out")
+    .arg(out)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
     if resume {
         cmd.arg("--resume");
     }
@@ -138,7 +146,11 @@ fn evolve_killed_at_random_points_resumes_to_the_same_result() {
     let (tree, config) = setup(dir.path());
     let reference = dir.path().join("reference");
     let start = Instant::now();
-    finish(evolve_command(&tree, &config, &reference, false).spawn().unwrap());
+    finish(
+        evolve_command(&tree, &config, &reference, false)
+            .spawn()
+            .unwrap(),
+    );
     let full_s = start.elapsed().as_secs_f64();
     let (metrics, state, weights) = results(&reference);
     assert_eq!(metrics.len(), 3);
@@ -185,7 +197,11 @@ fn evolve_killed_at_random_points_resumes_to_the_same_result() {
             break;
         }
     }
-    finish(evolve_command(&tree, &config, &killed, true).spawn().unwrap());
+    finish(
+        evolve_command(&tree, &config, &killed, true)
+            .spawn()
+            .unwrap(),
+    );
     eprintln!("killed {kills} times");
     assert!(kills > 0, "the run was never interrupted");
     let (metrics_k, state_k, weights_k) = results(&killed);
@@ -215,7 +231,11 @@ fn evolve_rejects_bad_trees_targets_and_state() {
     let dir = tempfile::tempdir().unwrap();
     let (tree, config) = setup(dir.path());
     let bad_tree = dir.path().join("bad.toml");
-    std::fs::write(&bad_tree, TREE.replace("predicate = \"grasp\"", "predicate = \"juggle\"")).unwrap();
+    std::fs::write(
+        &bad_tree,
+        TREE.replace("predicate = \"grasp\"", "predicate = \"juggle\""),
+    )
+    .unwrap();
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_coevolve"))
             .args(args)
@@ -260,7 +280,10 @@ fn evolve_rejects_bad_trees_targets_and_state() {
         "--out",
         run_dir.to_str().unwrap(),
     ]));
-    assert!(err.contains("state.json") && err.contains("sha256"), "{err}");
+    assert!(
+        err.contains("state.json") && err.contains("sha256"),
+        "{err}"
+    );
     // Without --resume an existing run is not overwritten.
     let err = common::stderr(&run(&["evolve", "--out", run_dir.to_str().unwrap()]));
     assert!(err.contains("--resume"), "{err}");

@@ -56,7 +56,7 @@ impl Default for GrpoConfig {
             kl_beta: 0.02,
             epochs: 1,
             minibatch: 1024,
-            lr: 1e-4,
+            lr: 3e-5,
             grad_clip: 1.0,
             value_weight: 0.5,
             success_bonus: 1.0,

@@ -76,9 +76,10 @@ pub fn build(dir: &Path) -> Result<(Report, SkillTree)> {
             }
         })
         .collect();
-    let name = dir
-        .file_name()
-        .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     Ok((
         Report {
             run: name,
@@ -103,7 +104,10 @@ pub fn write_reports(dir: &Path) -> Result<Report> {
         .map_err(|e| crate::SkillsError::run(dir, format!("report: {e}")))?;
     write_atomic(&dir.join("report.json"), &json)?;
     write_atomic(&dir.join("report.md"), markdown(&report).as_bytes())?;
-    write_atomic(&dir.join("report.html"), html::page(&report, &tree).as_bytes())?;
+    write_atomic(
+        &dir.join("report.html"),
+        html::page(&report, &tree).as_bytes(),
+    )?;
     Ok(report)
 }
 
@@ -143,7 +147,9 @@ pub fn markdown(r: &Report) -> String {
         r.curriculum,
         if r.refine { "on" } else { "off" }
     );
-    md.push_str("| skill | group | in run | mastered | held-out | best | threshold | episodes | golden |\n");
+    md.push_str(
+        "| skill | group | in run | mastered | held-out | best | threshold | episodes | golden |\n",
+    );
     md.push_str("|---|---|---|---|---|---|---|---|---|\n");
     for s in &r.skills {
         let _ = writeln!(

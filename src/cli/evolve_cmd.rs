@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use clap::Args;
-use skills::evolve::{self, Curriculum, EvolveConfig, Event};
+use skills::evolve::{self, Curriculum, Event, EvolveConfig};
 
 #[derive(Debug, Args)]
 pub struct EvolveArgs {
@@ -116,7 +116,8 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
         policy::device::device_name(ctx.device),
         ctx.dir.root.display()
     );
-    let state = evolve::run(&ctx, &mut |event| match event {
+    let state = evolve::run(&ctx, &mut |event| {
+        match event {
         Event::Resumed {
             completed,
             discarded,
@@ -147,6 +148,7 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
             );
             println!("{}", serde_json::to_string(r).unwrap_or_default());
         }
+    }
     })?;
     eprintln!(
         "evolve: {} generations, mastered [{}], report {}",

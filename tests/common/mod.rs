@@ -32,10 +32,15 @@ pub fn chromium() -> Option<std::path::PathBuf> {
         return Some(p.into());
     }
     let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome", "headless_shell"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "headless_shell",
+    ]
+    .iter()
+    .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+    .find(|p| p.is_file())
 }
 
 /// Renders `html` to a PNG screenshot with headless Chromium.

@@ -123,10 +123,11 @@ pub fn signal_candidates(
     let mut candidates = Vec::new();
     let mut raised = Vec::new();
     // Interleave signal kinds so one kind does not crowd out the others.
-    let mut by_kind: Vec<Vec<(usize, Signal)>> = [Signal::Forgetting, Signal::Boundary, Signal::Rare]
-        .iter()
-        .map(|k| signals.iter().filter(|(_, s)| s == k).copied().collect())
-        .collect();
+    let mut by_kind: Vec<Vec<(usize, Signal)>> =
+        [Signal::Forgetting, Signal::Boundary, Signal::Rare]
+            .iter()
+            .map(|k| signals.iter().filter(|(_, s)| s == k).copied().collect())
+            .collect();
     let mut marked = Vec::new();
     while marked.len() < max_marked && by_kind.iter().any(|v| !v.is_empty()) {
         for list in &mut by_kind {

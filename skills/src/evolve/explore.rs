@@ -29,7 +29,6 @@ pub fn explore_skill(
     policy: Option<&Policy>,
     generation: usize,
     prerequisite_search: Option<PlanDistribution>,
-    sim_steps: &mut usize,
 ) -> Result<(Vec<Episode>, SkillGeneration)> {
     let cfg = &ctx.cfg;
     let budget = skill.def.budget.episodes_per_generation.max(2);
@@ -78,7 +77,7 @@ pub fn explore_skill(
         policy_rate = successes as f64 / runs.len().max(1) as f64;
         figures.policy_sampled_success = Some(policy_rate);
         figures.episodes += runs.len();
-        *sim_steps += runs
+        figures.control_steps += runs
             .iter()
             .map(|r| r.episode.outcome.control_steps)
             .sum::<usize>();
@@ -101,9 +100,8 @@ pub fn explore_skill(
             threads: Some(cfg.threads),
             ..cfg.cem.clone()
         };
-        let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| {
-            variants[i % variants.len()].task.clone()
-        };
+        let tasks =
+            &|i: usize, _: &mut rand_chacha::ChaCha8Rng| variants[i % variants.len()].task.clone();
         let mut result = cem_search_from(start, tasks, &ctx.robot, &ctx.sim, &cem, &mut |_| {})?;
         // Demonstrations should be direct: the mean plan cut to its shortest suffix that still
         // succeeds as often.
@@ -111,7 +109,7 @@ pub fn explore_skill(
             shortest_suffix(ctx, &result.distribution.mean, &variants, cem.seed)?;
         result.distribution.mean = shortest;
         figures.episodes += result.episodes_run + tried;
-        *sim_steps += result
+        figures.control_steps += result
             .successes
             .iter()
             .map(|e| e.outcome.control_steps)
@@ -128,13 +126,13 @@ pub fn explore_skill(
         let demo_variants: Vec<TrackedVariant> = variants
             .iter()
             .cloned()
-            .chain((0..variants.len()).map(|i| {
-                fresh_variant(skill, sim::episode::episode_seed(extra_seed, i))
-            }))
+            .chain(
+                (0..variants.len())
+                    .map(|i| fresh_variant(skill, sim::episode::episode_seed(extra_seed, i))),
+            )
             .collect();
         let plans = vec![dist.mean.clone(); demo_variants.len()];
-        let tasks =
-            &|i: usize, _: &mut rand_chacha::ChaCha8Rng| demo_variants[i].task.clone();
+        let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| demo_variants[i].task.clone();
         let runs = run_plans(
             &plans,
             tasks,
@@ -145,7 +143,7 @@ pub fn explore_skill(
             Some(cfg.threads),
         )?;
         figures.episodes += runs.len();
-        *sim_steps += runs.iter().map(|e| e.outcome.control_steps).sum::<usize>();
+        figures.control_steps += runs.iter().map(|e| e.outcome.control_steps).sum::<usize>();
         let wins: Vec<Episode> = runs.into_iter().filter(|e| e.outcome.success).collect();
         figures.search_successes += wins.len();
         if wins.len() < demo_variants.len() / 4 {
@@ -250,8 +248,12 @@ pub fn bank(
     if golden.is_empty() {
         return Ok((0, figures));
     }
-    let mut writer = EpisodeWriter::new(ctx.dir.golden(generation, skill), "coevolve-evolve", &ctx.sim)?
-        .with_robot_name(ctx.robot.model.name.clone());
+    let mut writer = EpisodeWriter::new(
+        ctx.dir.golden(generation, skill),
+        "coevolve-evolve",
+        &ctx.sim,
+    )?
+    .with_robot_name(ctx.robot.model.name.clone());
     writer.write_batch(&golden)?;
     Ok((golden.len(), figures))
 }

@@ -94,8 +94,8 @@ pub fn run_generation(
         let Some(st) = state.skills.get_mut(skill.name()) else {
             continue;
         };
-        let (raw, mut figures) =
-            explore_skill(ctx, skill, si, st, policy.as_ref(), g, fallback, &mut sim_steps)?;
+        let (raw, mut figures) = explore_skill(ctx, skill, si, st, policy.as_ref(), g, fallback)?;
+        sim_steps += figures.control_steps;
         let (added, refine) = bank(ctx, skill.name(), raw, g, cfg.max_golden_per_generation)?;
         st.golden += added;
         figures.golden_added = added;
@@ -109,14 +109,22 @@ pub fn run_generation(
     let mut replay = Vec::new();
     let mut steps = 0;
     let mut learned = Vec::new();
-    for skill in ctx.tree.skills.iter().filter(|s| ctx.closure.contains(s.name())) {
+    for skill in ctx
+        .tree
+        .skills
+        .iter()
+        .filter(|s| ctx.closure.contains(s.name()))
+    {
         let Some(st) = state.skills.get(skill.name()) else {
             continue;
         };
         if st.golden == 0 {
             continue;
         }
-        let data = newest(ctx.dir.read_golden(skill.name(), g + 1)?, cfg.max_golden_per_skill);
+        let data = newest(
+            ctx.dir.read_golden(skill.name(), g + 1)?,
+            cfg.max_golden_per_skill,
+        );
         learned.push(skill.name().to_owned());
         if st.mastered() {
             replay.extend(data);
@@ -161,7 +169,12 @@ pub fn run_generation(
             skill: "",
             phase: "evaluate",
         });
-        for skill in ctx.tree.skills.iter().filter(|s| learned.iter().any(|l| l == s.name())) {
+        for skill in ctx
+            .tree
+            .skills
+            .iter()
+            .filter(|s| learned.iter().any(|l| l == s.name()))
+        {
             evaluations
                 .skills
                 .insert(skill.name().to_owned(), heldout(ctx, &new_policy, skill)?);
@@ -172,9 +185,10 @@ pub fn run_generation(
                 .get(name)
                 .map_or(0.0, |(s, n)| *s as f64 / (*n).max(1) as f64)
         };
-        let regressed = state.skills.iter().any(|(name, st)| {
-            st.trained && st.best_heldout - rate(name) > cfg.rollback_tolerance
-        });
+        let regressed = state
+            .skills
+            .iter()
+            .any(|(name, st)| st.trained && st.best_heldout - rate(name) > cfg.rollback_tolerance);
         evaluations.rolled_back = regressed;
         record.rolled_back = regressed;
         for (name, figures) in &mut record.skills {
@@ -208,7 +222,10 @@ pub fn run_generation(
             }
             let path = ctx.dir.checkpoint(g);
             policy::checkpoint::save(&new_policy, &path)?;
-            state.checkpoint = Some(format!("checkpoints/{}", super::run_dir::generation_name(g)));
+            state.checkpoint = Some(format!(
+                "checkpoints/{}",
+                super::run_dir::generation_name(g)
+            ));
             policy = Some(new_policy);
         }
     }

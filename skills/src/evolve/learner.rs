@@ -70,7 +70,12 @@ pub fn train_generation(
     skills: Vec<String>,
     spec: &TrainSpec<'_>,
 ) -> Result<(Policy, TrainFigures)> {
-    let featurizer = Featurizer::new(spec.model, spec.tokenizer.clone(), spec.sim, spec.robot.dof())?;
+    let featurizer = Featurizer::new(
+        spec.model,
+        spec.tokenizer.clone(),
+        spec.sim,
+        spec.robot.dof(),
+    )?;
     let raw_main = samples(main, &featurizer, spec)?;
     let raw_replay = samples(replay, &featurizer, spec)?;
     let mut all = raw_main.clone();
@@ -100,7 +105,11 @@ pub fn train_generation(
     let replay_data = if raw_replay.is_empty() {
         None
     } else {
-        Some(Dataset::new(&raw_replay, &policy.featurizer, &policy.normalizer)?)
+        Some(Dataset::new(
+            &raw_replay,
+            &policy.featurizer,
+            &policy.normalizer,
+        )?)
     };
     let cfg = BcConfig {
         optim: OptimConfig {

@@ -48,7 +48,10 @@ pub struct Context {
 /// Progress of a run, for progress bars and logs.
 #[derive(Debug)]
 pub enum Event<'a> {
-    Resumed { completed: usize, discarded: usize },
+    Resumed {
+        completed: usize,
+        discarded: usize,
+    },
     Phase {
         generation: usize,
         skill: &'a str,
@@ -138,7 +141,10 @@ pub fn run(ctx: &Context, events: &mut dyn FnMut(Event<'_>)) -> Result<RunState>
         let discarded = ctx.dir.discard_uncommitted(state.completed_generations)?;
         let records = ctx.dir.read_metrics(state.completed_generations)?;
         let policy = match &state.checkpoint {
-            Some(rel) => Some(policy::checkpoint::load(&ctx.dir.root.join(rel), ctx.device)?),
+            Some(rel) => Some(policy::checkpoint::load(
+                &ctx.dir.root.join(rel),
+                ctx.device,
+            )?),
             None => None,
         };
         events(Event::Resumed {

@@ -177,9 +177,16 @@ impl RunDir {
             Err(e) => return Err(SkillsError::io(&path, e)),
         };
         let mut records = Vec::new();
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
             let record: GenerationRecord = serde_json::from_str(line).map_err(|e| {
-                SkillsError::run(&path, format!("line {}: not a generation record: {e}", i + 1))
+                SkillsError::run(
+                    &path,
+                    format!("line {}: not a generation record: {e}", i + 1),
+                )
             })?;
             if record.generation < completed {
                 records.push(record);

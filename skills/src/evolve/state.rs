@@ -146,6 +146,8 @@ pub struct SkillGeneration {
     pub policy_sampled_success: Option<f64>,
     pub search_successes: usize,
     pub episodes: usize,
+    /// Simulated control steps of the exploration (throughput).
+    pub control_steps: usize,
     pub golden_added: usize,
     pub golden_total: usize,
     /// Synthesised variants that passed validation, per origin.

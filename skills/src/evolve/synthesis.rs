@@ -43,8 +43,12 @@ pub fn synthesize(
     generation: usize,
 ) -> Result<SynthesisReport> {
     let cfg = &ctx.cfg;
-    let (mut candidates, signals) =
-        signal_candidates(skill, st, cfg, stream_seed(cfg.seed, generation, skill_index, 3));
+    let (mut candidates, signals) = signal_candidates(
+        skill,
+        st,
+        cfg,
+        stream_seed(cfg.seed, generation, skill_index, 3),
+    );
     let mut report = SynthesisReport {
         skill: skill.name().to_owned(),
         signals,
@@ -72,7 +76,15 @@ pub fn synthesize(
         return Ok(report);
     }
     let attempts = cfg.synth.validation_attempts.max(1);
-    let episodes = validate(ctx, st, policy, &candidates, attempts, generation, skill_index)?;
+    let episodes = validate(
+        ctx,
+        st,
+        policy,
+        &candidates,
+        attempts,
+        generation,
+        skill_index,
+    )?;
     report.episodes += episodes.len();
     for (c, tries) in candidates.into_iter().zip(episodes.chunks(attempts)) {
         if !tries.iter().any(|e| e.outcome.success) {
@@ -111,8 +123,7 @@ fn validate(
                     _ => dist.sample(&mut rng),
                 })
                 .collect();
-            let tasks =
-                &|i: usize, _: &mut ChaCha8Rng| candidates[i / attempts].task.clone();
+            let tasks = &|i: usize, _: &mut ChaCha8Rng| candidates[i / attempts].task.clone();
             Ok(run_plans(
                 &plans,
                 tasks,

@@ -93,7 +93,9 @@ pub fn compare(runs: &[&Path]) -> Result<(Vec<RunSummary>, String, String)> {
     Ok((summaries, md, plot(&reports, &skills)))
 }
 
-const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"];
+const COLOURS: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+];
 const DASHES: [&str; 6] = ["", "6,3", "2,3", "10,3,2,3", "1,2", "4,4"];
 
 /// Held-out success against simulated episodes: colour per run, dash pattern per skill.

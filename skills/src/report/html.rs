@@ -52,7 +52,10 @@ fn tree_svg(r: &Report, tree: &SkillTree) -> String {
         *used = row + 1;
         next_row = next_row.max(row + 1);
         row_of_parent.insert(s.name(), row);
-        pos.insert(s.name(), (30.0 + d as f64 * 170.0, 30.0 + row as f64 * 70.0));
+        pos.insert(
+            s.name(),
+            (30.0 + d as f64 * 170.0, 30.0 + row as f64 * 70.0),
+        );
     }
     let width = 60.0 + (depth.values().max().copied().unwrap_or(0) + 1) as f64 * 170.0;
     let height = 40.0 + next_row as f64 * 70.0;
@@ -105,7 +108,12 @@ fn tree_svg(r: &Report, tree: &SkillTree) -> String {
 }
 
 /// A line chart of named series over generations.
-fn line_chart(id: &str, series: &[(String, Vec<(usize, f64)>)], y_max: f64, y_label: &str) -> String {
+fn line_chart(
+    id: &str,
+    series: &[(String, Vec<(usize, f64)>)],
+    y_max: f64,
+    y_label: &str,
+) -> String {
     let (w, h, left, bottom) = (640.0, 260.0, 50.0, 30.0);
     let max_x = series
         .iter()
@@ -181,10 +189,15 @@ pub fn page(r: &Report, tree: &SkillTree) -> String {
     let max_pool = pools.iter().map(|(_, p, _)| *p).max().unwrap_or(1).max(1) as f64;
     let mut data_series = vec![(
         "golden pool".to_owned(),
-        pools.iter().map(|(g, p, _)| (*g, *p as f64)).collect::<Vec<_>>(),
+        pools
+            .iter()
+            .map(|(g, p, _)| (*g, *p as f64))
+            .collect::<Vec<_>>(),
     )];
-    let signals: std::collections::BTreeSet<String> =
-        pools.iter().flat_map(|(_, _, s)| s.keys().cloned()).collect();
+    let signals: std::collections::BTreeSet<String> = pools
+        .iter()
+        .flat_map(|(_, _, s)| s.keys().cloned())
+        .collect();
     for signal in signals {
         data_series.push((
             format!("synth: {signal}"),
