@@ -213,13 +213,15 @@ pub fn bank(
         // The refiner filters (failed, unhealthy, inefficient, not re-validated) and smooths;
         // where its re-timed trajectory is longer than an already direct raw one, the raw one
         // is the better demonstration.
+        // A success whose smoothed replay no longer succeeds is kept raw (it is a real,
+        // healthy, efficient success the smoother could not improve).
         let sources = r
             .decisions
             .iter()
             .filter(|d| d.verdict == "kept")
             .map(|d| d.source_index);
         let mut raw_was_shorter = 0;
-        let golden: Vec<Episode> = refined
+        let mut golden: Vec<Episode> = refined
             .golden
             .iter()
             .zip(sources)
@@ -231,10 +233,19 @@ pub fn bank(
                 _ => g.clone(),
             })
             .collect();
+        let unrefined: Vec<Episode> = r
+            .decisions
+            .iter()
+            .filter(|d| d.verdict == "revalidation_failed")
+            .filter_map(|d| raw.get(d.source_index).cloned())
+            .collect();
+        let raw_unrefined = unrefined.len();
+        golden.extend(unrefined);
         let figures = RefineFigures {
             raw: r.episodes_in,
             kept: r.kept,
             raw_was_shorter,
+            raw_unrefined,
             rms_jerk_before: r.rms_jerk_before,
             rms_jerk_after: r.rms_jerk_after,
             duration_before_s: r.duration_before_s,

@@ -131,6 +131,8 @@ pub struct RefineFigures {
     pub kept: usize,
     /// Kept episodes banked raw because the raw trajectory was shorter than its re-timing.
     pub raw_was_shorter: usize,
+    /// Successes banked raw because their smoothed replay failed re-validation.
+    pub raw_unrefined: usize,
     pub rms_jerk_before: f64,
     pub rms_jerk_after: f64,
     pub duration_before_s: f64,
