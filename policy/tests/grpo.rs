@@ -58,9 +58,10 @@ fn grpo_on_a_weak_bc_policy_and_early_stopping() {
         history.iter().all(|h| h.samples > 0),
         "every iteration had mixed groups"
     );
-    // The size of the gain depends on the initialisation (measured: 0.14 → 0.82 and
-    // 0.12 → 0.73 with one tokenizer vocabulary, 0.22 → 0.26 with another; see README), so the
-    // test checks the mechanics and prints the figures rather than asserting a margin.
+    // The size of the gain is seed-sensitive (measured: 0.25 → 0.34 on 100 variants after 6
+    // iterations at lr 3e-5; 0.14 → 0.82, 0.12 → 0.73 and 0.22 → 0.26 at lr 1e-4 with another
+    // initialisation; see README), so the test checks the mechanics and prints the figures
+    // rather than asserting a margin.
 }
 
 /// The success head cuts hopeless rollouts: audited (run to the end anyway) and for real, on

@@ -10,7 +10,7 @@ use sim::store::EpisodeWriter;
 use sim::Episode;
 
 use super::curriculum::{choose_variants, fresh_variant, record_outcomes, stream_seed};
-use super::learner::run_policy;
+use super::learner::sample_variants;
 use super::state::{RefineFigures, SkillGeneration, SkillState, TrackedVariant};
 use super::Context;
 use crate::error::Result;
@@ -47,20 +47,13 @@ pub fn explore_skill(
     let mut policy_rate = 0.0;
     let mut raw_search = Vec::new();
     if let (true, Some(policy)) = (st.trained, policy) {
-        let mut tasks = Vec::new();
-        let mut seeds = Vec::new();
-        for v in &variants {
-            for k in 0..ATTEMPTS_PER_VARIANT {
-                tasks.push(v.task.clone());
-                seeds.push(sim::episode::episode_seed(v.seed, k + generation * 7));
-            }
-        }
-        let runs = run_policy(
+        let runs = sample_variants(
             policy,
             &ctx.robot,
-            &tasks,
-            &seeds,
-            Some(cfg.temperature),
+            &variants,
+            ATTEMPTS_PER_VARIANT,
+            &|v, k| sim::episode::episode_seed(v.seed, k + generation * 7),
+            cfg.temperature,
             cfg.threads,
         )?;
         let outcomes: Vec<(usize, usize)> = runs

@@ -30,16 +30,22 @@ pub struct Evaluations {
     pub skills: BTreeMap<String, (usize, usize)>,
 }
 
-/// Held-out success of `policy` on `skill`'s fixed evaluation variants.
-pub fn heldout(ctx: &Context, policy: &Policy, skill: &Skill) -> Result<(usize, usize)> {
+/// `skill`'s fixed held-out evaluation variants and their seeds.
+pub fn heldout_variants(skill: &Skill) -> (Vec<sim::task::TaskSpec>, Vec<u64>) {
     let h = &skill.def.heldout;
     let seeds: Vec<u64> = (0..h.episodes)
         .map(|i| sim::episode::episode_seed(h.seed, i))
         .collect();
-    let tasks: Vec<_> = seeds
+    let tasks = seeds
         .iter()
         .map(|s| skill.sample_task(&mut ChaCha8Rng::seed_from_u64(*s)))
         .collect();
+    (tasks, seeds)
+}
+
+/// Held-out success of `policy` on `skill`'s fixed evaluation variants.
+pub fn heldout(ctx: &Context, policy: &Policy, skill: &Skill) -> Result<(usize, usize)> {
+    let (tasks, seeds) = heldout_variants(skill);
     let runs = run_policy(policy, &ctx.robot, &tasks, &seeds, None, ctx.cfg.threads)?;
     Ok((
         runs.iter().filter(|r| r.episode.outcome.success).count(),

@@ -16,7 +16,7 @@ use sim::task::TaskSpec;
 use sim::{Episode, SimConfig};
 use tch::Device;
 
-use super::state::TrainFigures;
+use super::state::{TrackedVariant, TrainFigures};
 use crate::error::Result;
 use crate::tree::SkillTree;
 
@@ -159,6 +159,28 @@ pub fn run_policy(
         early_stop: None,
     };
     Ok(rollout(policy, robot, tasks, seeds, &cfg)?)
+}
+
+/// `attempts` sampled rollouts of the policy on each variant (in variant order), the seed of
+/// attempt k on variant v given by `seed_of(v, k)`.
+pub fn sample_variants(
+    policy: &Policy,
+    robot: &Arc<Manipulator>,
+    variants: &[TrackedVariant],
+    attempts: usize,
+    seed_of: &dyn Fn(&TrackedVariant, usize) -> u64,
+    temperature: f64,
+    threads: usize,
+) -> Result<Vec<PolicyRollout>> {
+    let mut tasks = Vec::new();
+    let mut seeds = Vec::new();
+    for v in variants {
+        for k in 0..attempts {
+            tasks.push(v.task.clone());
+            seeds.push(seed_of(v, k));
+        }
+    }
+    run_policy(policy, robot, &tasks, &seeds, Some(temperature), threads)
 }
 
 /// The model a run trains (state observations: the CPU default).

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sim::Episode;
 
 use super::curriculum::{fresh_variant, signal_candidates, stream_seed, tracked};
-use super::learner::run_policy;
+use super::learner::{run_policy, sample_variants};
 use super::state::{Origin, SkillState, TrackedVariant};
 use super::Context;
 use crate::error::Result;
@@ -135,20 +135,13 @@ fn validate(
             )?)
         }
         (None, Some(policy)) => {
-            let mut tasks = Vec::new();
-            let mut seeds = Vec::new();
-            for c in candidates {
-                for k in 0..attempts {
-                    tasks.push(c.task.clone());
-                    seeds.push(sim::episode::episode_seed(c.seed ^ seed, k));
-                }
-            }
-            let runs = run_policy(
+            let runs = sample_variants(
                 policy,
                 &ctx.robot,
-                &tasks,
-                &seeds,
-                Some(cfg.temperature),
+                candidates,
+                attempts,
+                &|c, k| sim::episode::episode_seed(c.seed ^ seed, k),
+                cfg.temperature,
                 cfg.threads,
             )?;
             Ok(runs.into_iter().map(|r| r.episode).collect())
