@@ -34,8 +34,11 @@ fn grpo_on_a_weak_bc_policy_and_early_stopping() {
     };
     train_bc(&mut policy, &data, None, &bc, &mut |_| {}).unwrap();
     let before = evaluate(&policy, &robot, SkillKind::Lift, 50, 1000, 2).unwrap();
+    // lr 1e-4 (above the default 3e-5): three iterations must move the success head far
+    // enough for the early-stopping check below.
     let cfg = GrpoConfig {
         iterations: 3,
+        lr: 1e-4,
         ..GrpoConfig::default()
     };
     let history = train_grpo(&mut policy, &robot, SkillKind::Lift, &cfg, &mut |_| {}).unwrap();
