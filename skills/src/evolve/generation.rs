@@ -274,10 +274,21 @@ pub fn run_generation(
     }
     ctx.dir.write_json(&ctx.dir.signals(g), &reports)?;
 
+    // Every skill with data or an evaluation gets a line (mastered skills are replayed and
+    // evaluated without being explored).
     for (name, st) in &state.skills {
-        if let Some(figures) = record.skills.get_mut(name) {
-            figures.golden_total = st.golden;
-            figures.mastered = st.mastered();
+        let evaluated = evaluations
+            .skills
+            .get(name)
+            .map(|(ok, n)| *ok as f64 / (*n).max(1) as f64);
+        if st.golden == 0 && evaluated.is_none() && !record.skills.contains_key(name) {
+            continue;
+        }
+        let figures = record.skills.entry(name.clone()).or_default();
+        figures.golden_total = st.golden;
+        figures.mastered = st.mastered();
+        if figures.heldout_success.is_none() {
+            figures.heldout_success = evaluated;
         }
     }
     let episodes: usize = record.skills.values().map(|s| s.episodes).sum();

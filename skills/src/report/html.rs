@@ -133,6 +133,29 @@ fn line_chart(
         w - 190.0,
         h - 5.0
     );
+    for frac in [0.0, 0.5, 1.0] {
+        let _ = write!(
+            svg,
+            r##"<line x1="{left}" y1="{0:.1}" x2="{1}" y2="{0:.1}" stroke="#eee"/><text x="{2}" y="{3:.1}" font-size="10" text-anchor="end" font-family="sans-serif">{4}</text>"##,
+            sy(frac * y_max),
+            w - 120.0,
+            left - 4.0,
+            sy(frac * y_max) + 4.0,
+            if y_max <= 1.0 {
+                format!("{frac}")
+            } else {
+                format!("{:.0}", frac * y_max)
+            }
+        );
+    }
+    for g in 0..=(max_x as usize) {
+        let _ = write!(
+            svg,
+            r##"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle" font-family="sans-serif">{g}</text>"##,
+            sx(g),
+            h - bottom + 14.0
+        );
+    }
     for (i, (name, points)) in series.iter().enumerate() {
         let colour = PALETTE[i % PALETTE.len()];
         let path: Vec<String> = points
