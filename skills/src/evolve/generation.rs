@@ -115,7 +115,6 @@ pub fn run_generation(
     let mut replay = Vec::new();
     let mut steps = 0;
     let mut learned = Vec::new();
-    let (mut fresh, mut replayed) = (0usize, 0usize);
     for skill in ctx
         .tree
         .skills
@@ -134,25 +133,12 @@ pub fn run_generation(
         );
         learned.push(skill.name().to_owned());
         if st.mastered() {
-            // Mastered skills keep being rehearsed: half their training budget.
-            steps += skill.def.budget.train_steps / 2;
-            replayed += 1;
             replay.extend(data);
         } else {
             steps += skill.def.budget.train_steps;
-            fresh += 1;
             main.extend(data);
         }
     }
-    // Each skill gets an equal share of every batch (at least the configured replay share for
-    // the mastered ones): warm-started training on a new skill alone makes the policy forget.
-    let replay_fraction = if fresh + replayed == 0 {
-        cfg.replay_fraction
-    } else {
-        cfg.replay_fraction
-            .max(replayed as f64 / (fresh + replayed) as f64)
-            .min(0.9)
-    };
     let mut candidate = None;
     if !main.is_empty() {
         events(Event::Phase {
@@ -169,7 +155,7 @@ pub fn run_generation(
             steps,
             batch_size: cfg.batch_size,
             lr: cfg.lr,
-            replay_fraction,
+            replay_fraction: cfg.replay_fraction,
             seed: stream_seed(cfg.seed, g, 0, 6),
         };
         let (p, train) = train_generation(policy.as_ref(), &main, &replay, learned.clone(), &spec)?;
