@@ -23,7 +23,7 @@ pub enum SkillsError {
     Sim(#[from] sim::SimError),
     #[error(transparent)]
     Policy(#[from] policy::PolicyError),
-    #[error("{path}: {source}")]
+    #[error("{}", path.display())]
     Io {
         path: std::path::PathBuf,
         source: std::io::Error,
