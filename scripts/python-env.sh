@@ -20,6 +20,8 @@ packages=(
   # libtorch for the `policy` crate (tch 0.26 needs exactly 2.13.0) and the reference loop.
   "torch==2.13.0|torch"
   "safetensors==0.8.0|safetensors"
+  # The bridge's protocol test from Python (bridge/tests/python/estop.py).
+  "eclipse-zenoh==1.10.2|zenoh"
 )
 
 if [[ ! -x "$venv/bin/python" ]]; then

@@ -1,6 +1,16 @@
 //! `bridge`: deployment of signed policies to robot controllers over zenoh, with a safety
 //! filter in the loop, a simulated arm speaking the same protocol, and ROS 2 (rmw_zenoh)
-//! interop. Its contents arrive with the bridge issue; today it only names the robot models
-//! it will serve.
+//! interop. Not a robot driver itself: a real arm's driver (or `sim_robot`) publishes joint
+//! state and follows the joint commands. Main types: [`protocol::RobotKeys`] and the wire
+//! messages, [`bundle::Bundle`], [`safety::SafetyFilter`], [`controller::ControllerCore`].
 
-pub use robots::{builtin_names, load_manipulator, Manipulator};
+pub mod bundle;
+pub mod controller;
+pub mod error;
+pub mod keys;
+pub mod protocol;
+pub mod safety;
+pub mod sim_robot;
+pub mod transport;
+
+pub use error::{BridgeError, Result};

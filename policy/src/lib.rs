@@ -17,6 +17,7 @@ pub mod loss;
 pub mod model;
 pub mod obs;
 pub mod policy;
+pub mod renormalize;
 pub mod rollout;
 pub mod tokenizer;
 pub mod train;

@@ -163,3 +163,54 @@ fn corrupt_and_mismatched_checkpoints_are_named() {
         .to_string();
     assert!(err.contains("nope"), "{err}");
 }
+
+/// Raw-unit action means and standard deviations of `policy` on `rows`.
+fn raw_actions(policy: &policy::Policy, rows: &[ObsRow]) -> (Vec<f32>, Vec<f32>) {
+    let refs: Vec<&ObsRow> = rows.iter().collect();
+    let out = policy.infer(&refs).unwrap();
+    let s = &policy.normalizer.actions;
+    let dim = s.mean.len();
+    let mean = out
+        .mean
+        .iter()
+        .enumerate()
+        .map(|(i, a)| a * s.std[i % dim] + s.mean[i % dim])
+        .collect();
+    let std = out
+        .log_std
+        .iter()
+        .enumerate()
+        .map(|(i, l)| l.exp() * s.std[i % dim])
+        .collect();
+    (mean, std)
+}
+
+#[test]
+fn renormalizing_keeps_the_actions_on_the_old_data() {
+    let (mut policy, rows) = trained_policy();
+    let robot = common::ur5e();
+    // The grown pool: the policy's own lift demonstrations plus reach ones.
+    let (mut pool, config) = common::demos(&robot, SkillKind::Lift, 4, 7, false);
+    pool.extend(common::demos(&robot, SkillKind::Reach, 4, 11, false).0);
+    let mut raw = policy::dataset::RawSamples::default();
+    for e in &pool {
+        raw.push_episode(e, &policy.featurizer, &robot, &config)
+            .unwrap();
+    }
+    let new = raw.fit_normalizer(&policy.featurizer);
+    assert_ne!(new, policy.normalizer, "the test needs different statistics");
+    let (mean_before, std_before) = raw_actions(&policy, &rows);
+    policy.renormalize(new.clone()).unwrap();
+    assert_eq!(policy.normalizer, new);
+    let (mean_after, std_after) = raw_actions(&policy, &rows);
+    // The stored log-std stays inside the clamp, where it still gets gradients.
+    let log_std = policy.vs.variables()["log_std"].shallow_clone();
+    assert!(log_std.min().double_value(&[]) >= policy::model::LOG_STD_MIN);
+    assert!(log_std.max().double_value(&[]) <= policy::model::LOG_STD_MAX);
+    for (i, (a, b)) in mean_before.iter().zip(&mean_after).enumerate() {
+        assert!((a - b).abs() <= 1e-3 * (1.0 + a.abs()), "mean {i}: {a} vs {b}");
+    }
+    for (i, (a, b)) in std_before.iter().zip(&std_after).enumerate() {
+        assert!((a - b).abs() <= 1e-3 * (1.0 + a.abs()), "std {i}: {a} vs {b}");
+    }
+}

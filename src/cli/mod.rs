@@ -1,6 +1,7 @@
 //! Command definitions and dispatch.
 
 mod bench;
+mod bridge_cmd;
 mod evolve_cmd;
 mod policy_cmd;
 mod refine_cmd;
@@ -48,6 +49,19 @@ pub enum Command {
     Grpo(policy_cmd::GrpoArgs),
     /// Benchmarks: physics vs MuJoCo, camera fps, training samples/s, inference latency.
     Bench(bench::BenchArgs),
+    /// Run the robot controller: signed bundles in, safety-filtered joint commands out (zenoh).
+    Controller(bridge_cmd::ControllerArgs),
+    /// A simulated arm that speaks the controller protocol over zenoh.
+    SimRobot(bridge_cmd::SimRobotArgs),
+    /// Sign a run's policy for one skill, send it to a controller and print its answer.
+    Deploy(bridge_cmd::DeployArgs),
+    /// Engage (or release) a robot's latched e-stop.
+    Estop(bridge_cmd::EstopArgs),
+    /// Signing keys for policy bundles.
+    Keys {
+        #[command(subcommand)]
+        command: bridge_cmd::KeysCommand,
+    },
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -64,5 +78,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Eval(args) => policy_cmd::eval(&args),
         Command::Grpo(args) => policy_cmd::grpo(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Controller(args) => bridge_cmd::controller(&args),
+        Command::SimRobot(args) => bridge_cmd::sim_robot(&args),
+        Command::Deploy(args) => bridge_cmd::deploy(&args),
+        Command::Estop(args) => bridge_cmd::estop(&args),
+        Command::Keys { command } => bridge_cmd::keys(&command),
     }
 }

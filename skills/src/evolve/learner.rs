@@ -1,6 +1,7 @@
 //! The learner side of a generation: behaviour cloning of one multi-skill policy on the golden
 //! pool (frontier skills' data as the main stream, mastered skills' data as replay), warm-started
-//! from the previous generation's weights with the normaliser refitted to the grown pool; and
+//! from the previous generation's weights with the normaliser refitted to the grown pool (the
+//! weights rewritten to keep the previous policy's actions, `Policy::renormalize`); and
 //! greedy policy rollouts on given task variants (held-out evaluation, adversarial screening).
 
 use std::sync::Arc;
@@ -88,7 +89,7 @@ pub fn train_generation(
     let mut policy = Policy::new(
         spec.model,
         spec.tokenizer.clone(),
-        normalizer,
+        previous.map_or_else(|| normalizer.clone(), |p| p.normalizer.clone()),
         spec.robot,
         spec.sim,
         spec.device,
@@ -99,6 +100,9 @@ pub fn train_generation(
             .vs
             .copy(&prev.vs)
             .map_err(|e| policy::PolicyError::Data(format!("warm start: {e}")))?;
+        // The grown pool's statistics, with the weights rewritten so the warm start still
+        // acts as before on the data it learned (a bare refit shifts every input it knows).
+        policy.renormalize(normalizer)?;
     }
     policy.meta.skills = skills;
     let data = Dataset::new(&raw_main, &policy.featurizer, &policy.normalizer)?;

@@ -1,0 +1,210 @@
+//! A simulated arm that speaks the protocol exactly like a real driver: it publishes joint
+//! state (and the perceived objects and the task) and follows joint position commands, one
+//! rapier control period per period of wall-clock time. It runs episodes back to back, judges
+//! each with the simulator's physics success predicate and publishes the outcome, so the whole
+//! deploy path is testable on one machine.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use robots::Manipulator;
+use sim::EpisodeStepper;
+use sim::{Action, SimConfig, TaskSpec};
+use zenoh::{Session, Wait};
+
+use crate::error::{BridgeError, Result};
+use crate::protocol::{
+    ControllerMode, EpisodeMsg, PolicyStatusMsg, JointCommandMsg, JointStateMsg, ObjectPose, ObjectsMsg, RobotKeys, TaskMsg,
+    WireMessage,
+};
+use crate::transport::unix_ns;
+
+/// Settings of a simulated arm.
+#[derive(Clone, Debug)]
+pub struct SimRobotConfig {
+    /// Episodes to run (None: until stopped).
+    pub episodes: Option<usize>,
+    /// Wall-clock time per control period = `control_dt_s / speed` (1.0: real time).
+    pub speed: f64,
+    /// How long an episode waits for the first command for its task before it starts anyway.
+    pub start_timeout_s: f64,
+    /// Start each episode only once the controller reports a policy driving (ramp-in or
+    /// active), so that evaluation episodes are not spent holding before a deploy.
+    pub wait_for_policy: bool,
+}
+
+impl Default for SimRobotConfig {
+    fn default() -> Self {
+        SimRobotConfig {
+            episodes: None,
+            speed: 1.0,
+            start_timeout_s: 5.0,
+            wait_for_policy: false,
+        }
+    }
+}
+
+/// Outcome of one simulated episode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimEpisode {
+    pub index: usize,
+    pub success: bool,
+    pub steps: usize,
+}
+
+/// Runs episodes of `task_of(index)` (task, episode seed) until `stop` or the episode count;
+/// returns the outcomes.
+pub fn run_sim_robot(
+    session: &Session,
+    keys: &RobotKeys,
+    robot: Arc<Manipulator>,
+    sim: Arc<SimConfig>,
+    task_of: &dyn Fn(usize) -> (TaskSpec, u64),
+    config: &SimRobotConfig,
+    stop: Arc<AtomicBool>,
+) -> Result<Vec<SimEpisode>> {
+    let latest: Arc<Mutex<Option<JointCommandMsg>>> = Arc::new(Mutex::new(None));
+    let _sub = {
+        let latest = latest.clone();
+        session
+            .declare_subscriber(keys.cmd_joints())
+            .callback(move |sample| {
+                if let Ok(cmd) = JointCommandMsg::decode(&sample.payload().to_bytes()) {
+                    if let Ok(mut slot) = latest.lock() {
+                        *slot = Some(cmd);
+                    }
+                }
+            })
+            .wait()
+            .map_err(BridgeError::zenoh)?
+    };
+    let driving = Arc::new(AtomicBool::new(false));
+    let _status = {
+        let driving = driving.clone();
+        session
+            .declare_subscriber(keys.policy_status())
+            .callback(move |sample| {
+                if let Ok(s) = PolicyStatusMsg::decode(&sample.payload().to_bytes()) {
+                    let on = matches!(s.mode, ControllerMode::RampIn | ControllerMode::Active);
+                    driving.store(on, Ordering::Relaxed);
+                }
+            })
+            .wait()
+            .map_err(BridgeError::zenoh)?
+    };
+    let publisher = |key: String| {
+        session
+            .declare_publisher(key)
+            .wait()
+            .map_err(BridgeError::zenoh)
+    };
+    let state_pub = publisher(keys.state_joints())?;
+    let objects_pub = publisher(keys.state_objects())?;
+    let task_pub = publisher(keys.task())?;
+    let episode_pub = publisher(keys.sim_episode())?;
+    let period = Duration::from_secs_f64(sim.control_dt_s() / config.speed.max(1e-3));
+    let mut outcomes = Vec::new();
+    let mut seq = 0u64;
+    let mut index = 0usize;
+    while !stop.load(Ordering::Relaxed) && config.episodes.is_none_or(|n| index < n) {
+        let (task, episode_seed) = task_of(index);
+        let task_seq = index as u64 + 1;
+        let task_json = serde_json::to_string(&task)
+            .map_err(|e| BridgeError::config("task", e.to_string()))?;
+        let mut stepper = EpisodeStepper::new(&robot, &task, &sim, index, episode_seed, false)?;
+        let mut hold = stepper.observation().q_target_rad.clone();
+        let mut gripper = 1.0;
+        let publish_state = |stepper: &EpisodeStepper, seq: u64| -> Result<()> {
+            let obs = stepper.observation();
+            let stamp_ns = unix_ns();
+            let state = JointStateMsg {
+                seq,
+                stamp_ns,
+                q_rad: obs.q_rad.clone(),
+                qd_rad_s: obs.qd_rad_s.clone(),
+                gripper_opening: obs.gripper_opening,
+            };
+            let objects = ObjectsMsg {
+                seq,
+                stamp_ns,
+                objects: obs
+                    .objects
+                    .iter()
+                    .map(|o| ObjectPose {
+                        world_from_object: o.world_from_object,
+                        lin_vel_m_s: o.lin_vel_m_s,
+                        ang_vel_rad_s: o.ang_vel_rad_s,
+                    })
+                    .collect(),
+            };
+            objects_pub.put(objects.encode()).wait().map_err(BridgeError::zenoh)?;
+            state_pub.put(state.encode()).wait().map_err(BridgeError::zenoh)
+        };
+        // Announce the task, then wait (publishing state) for the first command serving it.
+        let waited = Instant::now();
+        let mut next = Instant::now();
+        loop {
+            task_pub
+                .put(TaskMsg { seq: task_seq, task_json: task_json.clone() }.encode())
+                .wait()
+                .map_err(BridgeError::zenoh)?;
+            seq += 1;
+            publish_state(&stepper, seq)?;
+            let ready = latest
+                .lock()
+                .map(|c| c.as_ref().is_some_and(|c| c.task_seq == task_seq))
+                .unwrap_or(false);
+            let policy_ok = !config.wait_for_policy || driving.load(Ordering::Relaxed);
+            if stop.load(Ordering::Relaxed)
+                || (policy_ok
+                    && (ready || waited.elapsed().as_secs_f64() > config.start_timeout_s))
+            {
+                break;
+            }
+            next += period;
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        }
+        let mut next = Instant::now();
+        while !stepper.is_done() && !stop.load(Ordering::Relaxed) {
+            if let Ok(slot) = latest.lock() {
+                if let Some(cmd) = slot.as_ref() {
+                    if cmd.task_seq == task_seq && cmd.q_rad.len() == hold.len() {
+                        hold.clone_from(&cmd.q_rad);
+                        gripper = cmd.gripper_opening;
+                    }
+                }
+            }
+            stepper.step(Action::JointPosition {
+                q_rad: hold.clone(),
+                gripper,
+            });
+            seq += 1;
+            publish_state(&stepper, seq)?;
+            next += period;
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        }
+        let steps = stepper.steps_taken();
+        let episode = stepper.finish();
+        let success = episode.outcome.success;
+        episode_pub
+            .put(
+                EpisodeMsg {
+                    index: index as u64,
+                    task_seq,
+                    success,
+                    steps: steps as u32,
+                }
+                .encode(),
+            )
+            .wait()
+            .map_err(BridgeError::zenoh)?;
+        outcomes.push(SimEpisode {
+            index,
+            success,
+            steps,
+        });
+        index += 1;
+    }
+    Ok(outcomes)
+}
