@@ -36,9 +36,17 @@ fn controller_loop(ticks: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
         &mut rand_chacha::ChaCha8Rng::seed_from_u64(3),
     );
     let model = ModelConfig::preset("small", ObsMode::State)?;
-    let tokenizer = policy::tokenizer::Tokenizer::build([task.instruction.as_str()].into_iter());
+    let tokenizer = policy::tokenizer::Tokenizer::build([task.instruction.as_str()]);
     let proprio = policy::features::proprio_dim(robot.dof());
-    let p = Policy::new(&model, tokenizer, Normalizer::identity(proprio), &robot, &sim, tch::Device::Cpu, 0)?;
+    let p = Policy::new(
+        &model,
+        tokenizer,
+        Normalizer::identity(proprio),
+        &robot,
+        &sim,
+        tch::Device::Cpu,
+        0,
+    )?;
     let dir = tempfile::tempdir()?;
     policy::checkpoint::save(&p, &dir.path().join("ckpt"))?;
     let key = bridge::keys::generate();
@@ -54,6 +62,7 @@ fn controller_loop(ticks: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
         safety: SafetyConfig::default(),
         trusted_keys: vec![key.verifying_key()],
         device: tch::Device::Cpu,
+        ros2: None,
     };
     tch::set_num_threads(1);
     let prepared = prepare_bundle(&bytes, &config.trusted_keys, &robot, config.device)?;
@@ -78,7 +87,15 @@ fn controller_loop(ticks: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
             .objects
             .iter()
             .map(|o| ObjectPose {
-                world_from_object: [o.pose.xyz_m[0], o.pose.xyz_m[1], o.pose.xyz_m[2], 0.0, 0.0, 0.0, 1.0],
+                world_from_object: [
+                    o.pose.xyz_m[0],
+                    o.pose.xyz_m[1],
+                    o.pose.xyz_m[2],
+                    0.0,
+                    0.0,
+                    0.0,
+                    1.0,
+                ],
                 lin_vel_m_s: [0.0; 3],
                 ang_vel_rad_s: [0.0; 3],
             })
@@ -108,12 +125,18 @@ fn controller_loop(ticks: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
 }
 
 fn zenoh_round_trip(n: usize) -> anyhow::Result<Vec<f64>> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let arm = ZenohArgs::listen(&endpoint).open()?;
     let ctl = ZenohArgs::connect(&endpoint).open()?;
     let keys = bridge::protocol::RobotKeys::new("bench")?;
-    let cmd_pub = ctl.declare_publisher(keys.cmd_joints()).express(true).wait().map_err(bridge::BridgeError::zenoh)?;
+    let cmd_pub = ctl
+        .declare_publisher(keys.cmd_joints())
+        .express(true)
+        .wait()
+        .map_err(bridge::BridgeError::zenoh)?;
     let _echo = ctl
         .declare_subscriber(keys.state_joints())
         .callback(move |s| {
@@ -140,23 +163,48 @@ fn zenoh_round_trip(n: usize) -> anyhow::Result<Vec<f64>> {
         })
         .wait()
         .map_err(bridge::BridgeError::zenoh)?;
-    let state_pub = arm.declare_publisher(keys.state_joints()).express(true).wait().map_err(bridge::BridgeError::zenoh)?;
+    let state_pub = arm
+        .declare_publisher(keys.state_joints())
+        .express(true)
+        .wait()
+        .map_err(bridge::BridgeError::zenoh)?;
     // Wait for the route to exist.
     let start = Instant::now();
     loop {
-        let msg = JointStateMsg { seq: 0, stamp_ns: 0, q_rad: vec![0.0; 6], qd_rad_s: vec![0.0; 6], gripper_opening: 1.0 };
-        state_pub.put(msg.encode()).wait().map_err(bridge::BridgeError::zenoh)?;
+        let msg = JointStateMsg {
+            seq: 0,
+            stamp_ns: 0,
+            q_rad: vec![0.0; 6],
+            qd_rad_s: vec![0.0; 6],
+            gripper_opening: 1.0,
+        };
+        state_pub
+            .put(msg.encode())
+            .wait()
+            .map_err(bridge::BridgeError::zenoh)?;
         if rx.recv_timeout(Duration::from_millis(50)).is_ok() {
             break;
         }
-        anyhow::ensure!(start.elapsed() < Duration::from_secs(10), "loopback never connected");
+        anyhow::ensure!(
+            start.elapsed() < Duration::from_secs(10),
+            "loopback never connected"
+        );
     }
     while rx.try_recv().is_ok() {}
     let mut rtt = Vec::with_capacity(n);
     for seq in 1..=n as u64 {
-        let msg = JointStateMsg { seq, stamp_ns: seq, q_rad: vec![0.1; 6], qd_rad_s: vec![0.0; 6], gripper_opening: 1.0 };
+        let msg = JointStateMsg {
+            seq,
+            stamp_ns: seq,
+            q_rad: vec![0.1; 6],
+            qd_rad_s: vec![0.0; 6],
+            gripper_opening: 1.0,
+        };
         let t = Instant::now();
-        state_pub.put(msg.encode()).wait().map_err(bridge::BridgeError::zenoh)?;
+        state_pub
+            .put(msg.encode())
+            .wait()
+            .map_err(bridge::BridgeError::zenoh)?;
         loop {
             let (s, at) = rx.recv_timeout(Duration::from_secs(2))?;
             if s == seq {

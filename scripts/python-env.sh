@@ -22,6 +22,8 @@ packages=(
   "safetensors==0.8.0|safetensors"
   # The bridge's protocol test from Python (bridge/tests/python/estop.py).
   "eclipse-zenoh==1.10.2|zenoh"
+  # An independent CDR implementation and RIHS01 hashes for the ROS 2 interop test.
+  "rosbags==0.11.9|rosbags"
 )
 
 if [[ ! -x "$venv/bin/python" ]]; then

@@ -69,7 +69,8 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
 fn content_bytes(manifest: &Manifest, files: &[(String, Vec<u8>)]) -> Result<Vec<u8>> {
     let json = serde_json::to_vec(manifest)
         .map_err(|e| BridgeError::Bundle(format!("manifest does not serialise: {e}")))?;
-    let mut out = Vec::with_capacity(json.len() + files.iter().map(|f| f.1.len() + 64).sum::<usize>());
+    let mut out =
+        Vec::with_capacity(json.len() + files.iter().map(|f| f.1.len() + 64).sum::<usize>());
     out.extend_from_slice(MAGIC);
     out.push(VERSION);
     put_bytes(&mut out, &json);
@@ -92,7 +93,11 @@ pub struct BundleInfo {
 
 /// Packs the checkpoint in `checkpoint_dir` and signs it (`key = None`: unsigned, for tests
 /// of the rejection path).
-pub fn build(checkpoint_dir: &Path, info: &BundleInfo, key: Option<&SigningKey>) -> Result<Vec<u8>> {
+pub fn build(
+    checkpoint_dir: &Path,
+    info: &BundleInfo,
+    key: Option<&SigningKey>,
+) -> Result<Vec<u8>> {
     info.safety.validate()?;
     let policy = policy::checkpoint::load(checkpoint_dir, tch::Device::Cpu)?;
     let mut names: Vec<String> = std::fs::read_dir(checkpoint_dir)
@@ -169,7 +174,9 @@ impl Bundle {
     pub fn parse(bytes: &[u8]) -> Result<Bundle> {
         let mut c = Cursor { bytes, at: 0 };
         if c.take(8, "magic")? != MAGIC {
-            return Err(BridgeError::Bundle("not a coevolve bundle (bad magic)".into()));
+            return Err(BridgeError::Bundle(
+                "not a coevolve bundle (bad magic)".into(),
+            ));
         }
         let version = c.take(1, "version")?[0];
         if version != VERSION {
@@ -239,7 +246,9 @@ impl Bundle {
             BridgeError::Bundle("the signature does not match its content (tampered?)".into())
         })?;
         if self.files.len() != self.manifest.files.len() {
-            return Err(BridgeError::Bundle("file list differs from the manifest".into()));
+            return Err(BridgeError::Bundle(
+                "file list differs from the manifest".into(),
+            ));
         }
         for ((name, data), entry) in self.files.iter().zip(&self.manifest.files) {
             if *name != entry.name || sha256_hex(data) != entry.sha256 {
@@ -252,7 +261,11 @@ impl Bundle {
             return Err(BridgeError::Bundle(format!(
                 "built for robot `{}` (model hash {}…), this controller drives model {}…",
                 self.manifest.robot_name,
-                self.manifest.robot_model_hash.chars().take(12).collect::<String>(),
+                self.manifest
+                    .robot_model_hash
+                    .chars()
+                    .take(12)
+                    .collect::<String>(),
                 robot_model_hash.chars().take(12).collect::<String>()
             )));
         }
@@ -264,7 +277,9 @@ impl Bundle {
         let dir = tempfile::tempdir().map_err(|e| BridgeError::io(std::env::temp_dir(), e))?;
         for (name, data) in &self.files {
             if name.contains('/') || name.contains('\\') || name.starts_with('.') {
-                return Err(BridgeError::Bundle(format!("file name `{name}` is not plain")));
+                return Err(BridgeError::Bundle(format!(
+                    "file name `{name}` is not plain"
+                )));
             }
             let path = dir.path().join(name);
             std::fs::write(&path, data).map_err(|e| BridgeError::io(&path, e))?;

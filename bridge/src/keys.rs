@@ -40,7 +40,10 @@ fn key_error(path: &Path, problem: impl Into<String>) -> BridgeError {
 }
 
 fn write_atomic(path: &Path, text: &str, secret: bool) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| BridgeError::io(dir, e))?;
     let tmp = dir.join(format!(
         ".{}.tmp",
@@ -63,9 +66,16 @@ pub fn save_pair(key: &SigningKey, stem: &Path) -> Result<(PathBuf, PathBuf)> {
     let secret = stem.with_extension("key");
     let public = stem.with_extension("pub");
     if secret.exists() {
-        return Err(key_error(&secret, "exists already; refusing to overwrite a signing key"));
+        return Err(key_error(
+            &secret,
+            "exists already; refusing to overwrite a signing key",
+        ));
     }
-    write_atomic(&secret, &format!("{SECRET_TAG} {}\n", hex(&key.to_bytes())), true)?;
+    write_atomic(
+        &secret,
+        &format!("{SECRET_TAG} {}\n", hex(&key.to_bytes())),
+        true,
+    )?;
     write_atomic(
         &public,
         &format!("{PUBLIC_TAG} {}\n", hex(&key.verifying_key().to_bytes())),
@@ -78,9 +88,8 @@ fn read_tagged<const N: usize>(path: &Path, tag: &str) -> Result<[u8; N]> {
     let text = std::fs::read_to_string(path).map_err(|e| BridgeError::io(path, e))?;
     let mut parts = text.split_whitespace();
     match (parts.next(), parts.next(), parts.next()) {
-        (Some(t), Some(h), None) if t == tag => unhex::<N>(h).ok_or_else(|| {
-            key_error(path, format!("the key must be {} hex digits", 2 * N))
-        }),
+        (Some(t), Some(h), None) if t == tag => unhex::<N>(h)
+            .ok_or_else(|| key_error(path, format!("the key must be {} hex digits", 2 * N))),
         (Some(t), _, _) if t != tag => Err(key_error(
             path,
             format!("starts with `{t}`, expected `{tag}` (is it the other half of the pair?)"),
@@ -90,7 +99,9 @@ fn read_tagged<const N: usize>(path: &Path, tag: &str) -> Result<[u8; N]> {
 }
 
 pub fn load_signing_key(path: &Path) -> Result<SigningKey> {
-    Ok(SigningKey::from_bytes(&read_tagged::<32>(path, SECRET_TAG)?))
+    Ok(SigningKey::from_bytes(&read_tagged::<32>(
+        path, SECRET_TAG,
+    )?))
 }
 
 pub fn load_verifying_key(path: &Path) -> Result<VerifyingKey> {

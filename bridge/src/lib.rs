@@ -9,6 +9,7 @@ pub mod controller;
 pub mod error;
 pub mod keys;
 pub mod protocol;
+pub mod ros2;
 pub mod safety;
 pub mod sim_robot;
 pub mod transport;

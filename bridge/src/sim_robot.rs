@@ -15,8 +15,8 @@ use zenoh::{Session, Wait};
 
 use crate::error::{BridgeError, Result};
 use crate::protocol::{
-    ControllerMode, EpisodeMsg, PolicyStatusMsg, JointCommandMsg, JointStateMsg, ObjectPose, ObjectsMsg, RobotKeys, TaskMsg,
-    WireMessage,
+    ControllerMode, EpisodeMsg, JointCommandMsg, JointStateMsg, ObjectPose, ObjectsMsg,
+    PolicyStatusMsg, RobotKeys, TaskMsg, WireMessage,
 };
 use crate::transport::unix_ns;
 
@@ -110,8 +110,8 @@ pub fn run_sim_robot(
     while !stop.load(Ordering::Relaxed) && config.episodes.is_none_or(|n| index < n) {
         let (task, episode_seed) = task_of(index);
         let task_seq = index as u64 + 1;
-        let task_json = serde_json::to_string(&task)
-            .map_err(|e| BridgeError::config("task", e.to_string()))?;
+        let task_json =
+            serde_json::to_string(&task).map_err(|e| BridgeError::config("task", e.to_string()))?;
         let mut stepper = EpisodeStepper::new(&robot, &task, &sim, index, episode_seed, false)?;
         let mut hold = stepper.observation().q_target_rad.clone();
         let mut gripper = 1.0;
@@ -138,15 +138,27 @@ pub fn run_sim_robot(
                     })
                     .collect(),
             };
-            objects_pub.put(objects.encode()).wait().map_err(BridgeError::zenoh)?;
-            state_pub.put(state.encode()).wait().map_err(BridgeError::zenoh)
+            objects_pub
+                .put(objects.encode())
+                .wait()
+                .map_err(BridgeError::zenoh)?;
+            state_pub
+                .put(state.encode())
+                .wait()
+                .map_err(BridgeError::zenoh)
         };
         // Announce the task, then wait (publishing state) for the first command serving it.
         let waited = Instant::now();
         let mut next = Instant::now();
         loop {
             task_pub
-                .put(TaskMsg { seq: task_seq, task_json: task_json.clone() }.encode())
+                .put(
+                    TaskMsg {
+                        seq: task_seq,
+                        task_json: task_json.clone(),
+                    }
+                    .encode(),
+                )
                 .wait()
                 .map_err(BridgeError::zenoh)?;
             seq += 1;
@@ -157,8 +169,7 @@ pub fn run_sim_robot(
                 .unwrap_or(false);
             let policy_ok = !config.wait_for_policy || driving.load(Ordering::Relaxed);
             if stop.load(Ordering::Relaxed)
-                || (policy_ok
-                    && (ready || waited.elapsed().as_secs_f64() > config.start_timeout_s))
+                || (policy_ok && (ready || waited.elapsed().as_secs_f64() > config.start_timeout_s))
             {
                 break;
             }

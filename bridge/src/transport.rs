@@ -1,6 +1,7 @@
 //! zenoh sessions from command-line settings: `--connect` / `--listen` endpoints (e.g.
 //! `tcp/127.0.0.1:7447`), an optional `--zenoh-config` JSON5 file, and multicast scouting off
-//! unless that file turns it on — so tests and benches stay on loopback.
+//! unless that file turns it on — so tests and benches stay on loopback. Gossip scouting (over
+//! the connections made) stays on, so two peers connected to a third find each other.
 
 use std::path::PathBuf;
 
@@ -43,8 +44,9 @@ impl ZenohArgs {
             })?,
             None => {
                 let mut c = Config::default();
+                // No multicast: peers find each other only through the given endpoints, and
+                // gossip over those connections lets peers that share one reach each other.
                 set(&mut c, "scouting/multicast/enabled", "false")?;
-                set(&mut c, "scouting/gossip/enabled", "false")?;
                 c
             }
         };
@@ -70,7 +72,9 @@ impl ZenohArgs {
     }
 
     pub fn open(&self) -> Result<Session> {
-        zenoh::open(self.config()?).wait().map_err(BridgeError::zenoh)
+        zenoh::open(self.config()?)
+            .wait()
+            .map_err(BridgeError::zenoh)
     }
 }
 

@@ -18,7 +18,7 @@ fn ur5e() -> Arc<robots::Manipulator> {
 /// A checkpoint of an untrained tiny policy for `robot` in `dir`.
 fn checkpoint(robot: &Arc<robots::Manipulator>, dir: &std::path::Path) {
     let model = ModelConfig::preset("tiny", ObsMode::State).unwrap();
-    let tokenizer = policy::tokenizer::Tokenizer::build(["reach the red cube"].into_iter());
+    let tokenizer = policy::tokenizer::Tokenizer::build(["reach the red cube"]);
     let sim = sim::SimConfig::default();
     let proprio = policy::features::proprio_dim(robot.dof());
     let p = Policy::new(
@@ -62,7 +62,10 @@ fn only_signed_trusted_untampered_bundles_for_this_robot_load() {
     let good = bundle::build(&ckpt, &info(), Some(&ops)).unwrap();
     let prepared = prepare_bundle(&good, &trusted, &robot, tch::Device::Cpu).unwrap();
     assert_eq!(prepared.skill, "reach");
-    assert_eq!(prepared.bundle_hash, Bundle::parse(&good).unwrap().content_hash);
+    assert_eq!(
+        prepared.bundle_hash,
+        Bundle::parse(&good).unwrap().content_hash
+    );
 
     let unsigned = bundle::build(&ckpt, &info(), None).unwrap();
     assert!(rejection(&unsigned, &trusted).contains("unsigned"));
@@ -114,10 +117,17 @@ fn key_files_round_trip_and_bad_ones_are_named() {
         .to_string();
     assert!(err.contains("refusing to overwrite"), "{err}");
     // The secret key where a public one is expected.
-    let err = bridge::keys::load_verifying_key(&secret).unwrap_err().to_string();
-    assert!(err.contains("ops.key") && err.contains("other half"), "{err}");
+    let err = bridge::keys::load_verifying_key(&secret)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("ops.key") && err.contains("other half"),
+        "{err}"
+    );
     let bad = dir.path().join("bad.pub");
     std::fs::write(&bad, "coevolve-ed25519-public-v1 zz\n").unwrap();
-    let err = bridge::keys::load_verifying_key(&bad).unwrap_err().to_string();
+    let err = bridge::keys::load_verifying_key(&bad)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("bad.pub") && err.contains("hex"), "{err}");
 }

@@ -6,31 +6,39 @@ use bridge::protocol::*;
 use proptest::prelude::*;
 
 fn f64s() -> impl Strategy<Value = Vec<f64>> {
-    prop::collection::vec(any::<f64>().prop_filter("comparable", |x| !x.is_nan()), 0..10)
+    prop::collection::vec(
+        any::<f64>().prop_filter("comparable", |x| !x.is_nan()),
+        0..10,
+    )
 }
 
 fn joint_state() -> impl Strategy<Value = JointStateMsg> {
-    (any::<u64>(), any::<u64>(), f64s(), f64s(), -1e3..1e3f64).prop_map(|(seq, stamp_ns, q, qd, g)| {
-        JointStateMsg {
+    (any::<u64>(), any::<u64>(), f64s(), f64s(), -1e3..1e3f64).prop_map(
+        |(seq, stamp_ns, q, qd, g)| JointStateMsg {
             seq,
             stamp_ns,
             q_rad: q,
             qd_rad_s: qd,
             gripper_opening: g,
-        }
-    })
+        },
+    )
 }
 
 fn command() -> impl Strategy<Value = JointCommandMsg> {
-    (any::<u64>(), any::<u64>(), any::<u64>(), f64s(), -1e3..1e3f64).prop_map(
-        |(seq, stamp_ns, task_seq, q, g)| JointCommandMsg {
+    (
+        any::<u64>(),
+        any::<u64>(),
+        any::<u64>(),
+        f64s(),
+        -1e3..1e3f64,
+    )
+        .prop_map(|(seq, stamp_ns, task_seq, q, g)| JointCommandMsg {
             seq,
             stamp_ns,
             task_seq,
             q_rad: q,
             gripper_opening: g,
-        },
-    )
+        })
 }
 
 fn objects() -> impl Strategy<Value = ObjectsMsg> {
@@ -53,7 +61,14 @@ fn objects() -> impl Strategy<Value = ObjectsMsg> {
 }
 
 fn status() -> impl Strategy<Value = PolicyStatusMsg> {
-    (any::<u64>(), 0u8..5, ".{0,20}", ".{0,40}", any::<bool>(), prop::array::uniform6(any::<u64>()))
+    (
+        any::<u64>(),
+        0u8..5,
+        ".{0,20}",
+        ".{0,40}",
+        any::<bool>(),
+        prop::array::uniform6(any::<u64>()),
+    )
         .prop_map(|(t, mode, hash, detail, accepted, h)| PolicyStatusMsg {
             stamp_ns: t,
             mode: [
@@ -88,7 +103,10 @@ fn check_strict<M: WireMessage + PartialEq + std::fmt::Debug>(m: &M) {
     let bytes = m.encode();
     assert_eq!(&M::decode(&bytes).unwrap(), m);
     for cut in 0..bytes.len() {
-        assert!(M::decode(&bytes[..cut]).is_err(), "prefix of {cut} bytes decoded");
+        assert!(
+            M::decode(&bytes[..cut]).is_err(),
+            "prefix of {cut} bytes decoded"
+        );
     }
     let mut longer = bytes.clone();
     longer.push(0);
@@ -151,7 +169,10 @@ fn errors_name_the_message_and_field() {
     // Claim a billion joints: rejected before allocating.
     bytes[28..32].copy_from_slice(&1_000_000_000u32.to_le_bytes());
     let err = JointCommandMsg::decode(&bytes).unwrap_err().to_string();
-    assert!(err.contains("JointCommand") && err.contains("q_rad"), "{err}");
+    assert!(
+        err.contains("JointCommand") && err.contains("q_rad"),
+        "{err}"
+    );
     // A state message is not a command.
     let state = JointStateMsg {
         seq: 1,
@@ -160,6 +181,8 @@ fn errors_name_the_message_and_field() {
         qd_rad_s: vec![],
         gripper_opening: 0.0,
     };
-    let err = JointCommandMsg::decode(&state.encode()).unwrap_err().to_string();
+    let err = JointCommandMsg::decode(&state.encode())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("kind"), "{err}");
 }

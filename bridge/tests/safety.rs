@@ -31,8 +31,14 @@ fn hostile_value() -> impl Strategy<Value = f64> {
 fn hostile_targets() -> impl Strategy<Value = Vec<Vec<f64>>> {
     prop_oneof![
         prop::collection::vec(prop::collection::vec(hostile_value(), 6), 1..120),
-        (prop::collection::vec(-7.0..7.0f64, 6), prop::collection::vec(-7.0..7.0f64, 6), 20..120usize)
-            .prop_map(|(a, b, n)| (0..n).map(|k| if k % 2 == 0 { a.clone() } else { b.clone() }).collect()),
+        (
+            prop::collection::vec(-7.0..7.0f64, 6),
+            prop::collection::vec(-7.0..7.0f64, 6),
+            20..120usize
+        )
+            .prop_map(|(a, b, n)| (0..n)
+                .map(|k| if k % 2 == 0 { a.clone() } else { b.clone() })
+                .collect()),
     ]
 }
 
@@ -41,17 +47,19 @@ proptest! {
     #[test]
     fn hostile_targets_never_leave_the_limits(targets in hostile_targets(), hold_every in 2usize..9) {
         let robot = ur5e();
-        let mut config = SafetyConfig::default();
         // A tight box so that it binds.
-        config.workspace_min_m = [-0.6, -0.6, 0.05];
-        config.workspace_max_m = [0.6, 0.6, 0.9];
+        let config = SafetyConfig {
+            workspace_min_m: [-0.6, -0.6, 0.05],
+            workspace_max_m: [0.6, 0.6, 0.9],
+            ..SafetyConfig::default()
+        };
         let mut f = SafetyFilter::new(robot.clone(), &config, RATE_HZ).unwrap();
         f.reset(&robot.home_q_rad, 1.0).unwrap();
         let l = f.limits.clone();
         let dt = f.dt_s();
         let mut prev_q = f.q_cmd_rad().to_vec();
-        let mut prev_v = vec![0.0; 6];
-        let mut prev_a = vec![0.0; 6];
+        let mut prev_v = [0.0; 6];
+        let mut prev_a = [0.0; 6];
         let tol = 1e-6;
         for (k, t) in targets.iter().enumerate() {
             // Now and then the policy says nothing (brake).
@@ -154,9 +162,7 @@ fn commands_faster_than_the_rate_limit_are_dropped() {
     };
     let mut f = SafetyFilter::new(robot.clone(), &config, RATE_HZ).unwrap();
     f.reset(&robot.home_q_rad, 1.0).unwrap();
-    let sent: usize = (0..10)
-        .filter(|k| f.step(None, 1.0, k * PERIOD_NS))
-        .count();
+    let sent: usize = (0..10).filter(|k| f.step(None, 1.0, k * PERIOD_NS)).count();
     assert_eq!(sent, 5);
     assert_eq!(f.hits.rate, 5);
 }
@@ -169,7 +175,9 @@ fn bad_safety_configs_name_the_field() {
         workspace_max_m: [1.0, 1.0, 0.5],
         ..SafetyConfig::default()
     };
-    let err = SafetyFilter::new(robot, &config, RATE_HZ).unwrap_err().to_string();
+    let err = SafetyFilter::new(robot, &config, RATE_HZ)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("workspace") && err.contains("axis 2"), "{err}");
     let err = serde_json::from_str::<SafetyConfig>(r#"{"max_accel": 3}"#)
         .unwrap_err()
@@ -189,6 +197,7 @@ fn watchdog_stops_the_arm_within_two_periods() {
         safety: SafetyConfig::default(),
         trusted_keys: vec![],
         device: tch::Device::Cpu,
+        ros2: None,
     };
     let timeout_ns = (config.safety.state_timeout_ms * 1e6) as u64;
     let mut core = ControllerCore::new(robot.clone(), config).unwrap();
@@ -224,4 +233,3 @@ fn watchdog_stops_the_arm_within_two_periods() {
     );
     assert!(core.filter().at_rest());
 }
-

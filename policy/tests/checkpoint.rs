@@ -198,7 +198,10 @@ fn renormalizing_keeps_the_actions_on_the_old_data() {
             .unwrap();
     }
     let new = raw.fit_normalizer(&policy.featurizer);
-    assert_ne!(new, policy.normalizer, "the test needs different statistics");
+    assert_ne!(
+        new, policy.normalizer,
+        "the test needs different statistics"
+    );
     let (mean_before, std_before) = raw_actions(&policy, &rows);
     policy.renormalize(new.clone()).unwrap();
     assert_eq!(policy.normalizer, new);
@@ -208,9 +211,15 @@ fn renormalizing_keeps_the_actions_on_the_old_data() {
     assert!(log_std.min().double_value(&[]) >= policy::model::LOG_STD_MIN);
     assert!(log_std.max().double_value(&[]) <= policy::model::LOG_STD_MAX);
     for (i, (a, b)) in mean_before.iter().zip(&mean_after).enumerate() {
-        assert!((a - b).abs() <= 1e-3 * (1.0 + a.abs()), "mean {i}: {a} vs {b}");
+        assert!(
+            (a - b).abs() <= 1e-3 * (1.0 + a.abs()),
+            "mean {i}: {a} vs {b}"
+        );
     }
     for (i, (a, b)) in std_before.iter().zip(&std_after).enumerate() {
-        assert!((a - b).abs() <= 1e-3 * (1.0 + a.abs()), "std {i}: {a} vs {b}");
+        assert!(
+            (a - b).abs() <= 1e-3 * (1.0 + a.abs()),
+            "std {i}: {a} vs {b}"
+        );
     }
 }

@@ -17,7 +17,8 @@ fn main() {
     let eps = run.read_golden("reach", upto).unwrap();
     let mut raw = RawSamples::default();
     for e in &eps {
-        raw.push_episode(e, &policy.featurizer, &robot, &sim).unwrap();
+        raw.push_episode(e, &policy.featurizer, &robot, &sim)
+            .unwrap();
     }
     let loss = |p: &policy::Policy| {
         let data = Dataset::new(&raw, &p.featurizer, &p.normalizer).unwrap();
@@ -35,14 +36,25 @@ fn main() {
         ("zones", &old.zones, &new.zones),
         ("actions", &old.actions, &new.actions),
     ] {
-        let r: Vec<String> = o.std.iter().zip(&n.std).map(|(a, b)| format!("{:.2}", b / a)).collect();
+        let r: Vec<String> = o
+            .std
+            .iter()
+            .zip(&n.std)
+            .map(|(a, b)| format!("{:.2}", b / a))
+            .collect();
         println!("{name} std ratio new/old {}", r.join(" "));
     }
-    println!("log_std {:?}", Vec::<f32>::try_from(policy.vs.variables()["log_std"].flatten(0, -1)).unwrap());
+    println!(
+        "log_std {:?}",
+        Vec::<f32>::try_from(policy.vs.variables()["log_std"].flatten(0, -1)).unwrap()
+    );
     let mut bare = policy::checkpoint::load(&run.checkpoint(gen), tch::Device::Cpu).unwrap();
     bare.normalizer = new.clone();
     println!("nll with a bare refit {}", loss(&bare));
     policy.renormalize(new).unwrap();
     println!("nll after renormalize {}", loss(&policy));
-    println!("log_std {:?}", Vec::<f32>::try_from(policy.vs.variables()["log_std"].flatten(0, -1)).unwrap());
+    println!(
+        "log_std {:?}",
+        Vec::<f32>::try_from(policy.vs.variables()["log_std"].flatten(0, -1)).unwrap()
+    );
 }

@@ -67,6 +67,19 @@ pub struct ControllerArgs {
     pub rate_hz: Option<f64>,
     #[arg(long, default_value = "cpu")]
     pub device: String,
+    /// Also speak ROS 2 through rmw_zenoh: joint state from --ros2-joint-states, commands to
+    /// --ros2-command-topic.
+    #[arg(long)]
+    pub ros2: bool,
+    #[arg(long, default_value_t = 0)]
+    pub ros2_domain: u32,
+    #[arg(long, default_value = "/joint_states")]
+    pub ros2_joint_states: String,
+    #[arg(long, default_value = "/joint_trajectory_controller/joint_trajectory")]
+    pub ros2_command_topic: String,
+    /// trajectory (JointTrajectory) or float64-array (Float64MultiArray).
+    #[arg(long, default_value = "trajectory")]
+    pub ros2_command: String,
     #[command(flatten)]
     pub net: NetArgs,
 }
@@ -98,7 +111,9 @@ pub fn controller(args: &ControllerArgs) -> anyhow::Result<()> {
         }
         None => ControllerFile::default(),
     };
-    file.safety.validate().with_context(|| "controller config")?;
+    file.safety
+        .validate()
+        .with_context(|| "controller config")?;
     let mut trusted = Vec::new();
     for p in file.trusted_keys.iter().chain(&args.trusted_keys) {
         trusted.push(bridge::keys::load_verifying_key(p)?);
@@ -111,6 +126,17 @@ pub fn controller(args: &ControllerArgs) -> anyhow::Result<()> {
         safety: file.safety,
         trusted_keys: trusted,
         device: policy::device::parse_device(&args.device)?,
+        ros2: if args.ros2 {
+            Some(bridge::ros2::io::Ros2Config {
+                domain_id: args.ros2_domain,
+                joint_states_topic: args.ros2_joint_states.clone(),
+                command_topic: args.ros2_command_topic.clone(),
+                command: bridge::ros2::io::parse_command_kind(&args.ros2_command)?,
+                ..Default::default()
+            })
+        } else {
+            None
+        },
     };
     let keys = RobotKeys::new(&args.robot_id)?;
     let session = args.net.open()?;
@@ -159,11 +185,9 @@ pub fn sim_robot(args: &SimRobotArgs) -> anyhow::Result<()> {
         .with_context(|| format!("tree `{}` has no skill `{}`", tree.name, args.skill))?
         .clone();
     let (tasks, seeds) = match args.seed {
-        Some(seed) => policy::rollout::task_variants(
-            skill.kind,
-            args.episodes.unwrap_or(100),
-            seed,
-        ),
+        Some(seed) => {
+            policy::rollout::task_variants(skill.kind, args.episodes.unwrap_or(100), seed)
+        }
         None => skills::evolve::generation::heldout_variants(&skill),
     };
     let sim = Arc::new(sim::SimConfig::default());
@@ -184,8 +208,15 @@ pub fn sim_robot(args: &SimRobotArgs) -> anyhow::Result<()> {
         wait_for_policy: args.wait_for_policy,
         ..Default::default()
     };
-    let outcomes =
-        bridge::sim_robot::run_sim_robot(&session, &keys, robot, sim, &task_of, &config, stop_flag())?;
+    let outcomes = bridge::sim_robot::run_sim_robot(
+        &session,
+        &keys,
+        robot,
+        sim,
+        &task_of,
+        &config,
+        stop_flag(),
+    )?;
     let successes = outcomes.iter().filter(|o| o.success).count();
     println!(
         "{}",
@@ -205,7 +236,11 @@ pub fn sim_robot(args: &SimRobotArgs) -> anyhow::Result<()> {
 #[derive(Debug, Args)]
 pub struct DeployArgs {
     /// The run directory whose current policy is deployed.
-    #[arg(long, required_unless_present = "checkpoint", conflicts_with = "checkpoint")]
+    #[arg(
+        long,
+        required_unless_present = "checkpoint",
+        conflicts_with = "checkpoint"
+    )]
     pub run: Option<PathBuf>,
     /// Or a checkpoint directory (`coevolve train --out`).
     #[arg(long)]
@@ -247,7 +282,11 @@ pub fn deploy(args: &DeployArgs) -> anyhow::Result<()> {
                 );
             };
             if !skill.trained {
-                bail!("{}: the policy was never trained on `{}`", run_path.display(), args.skill);
+                bail!(
+                    "{}: the policy was never trained on `{}`",
+                    run_path.display(),
+                    args.skill
+                );
             }
             (
                 run_path.join(checkpoint),
@@ -274,8 +313,18 @@ pub fn deploy(args: &DeployArgs) -> anyhow::Result<()> {
     };
     let bytes = bundle::build(&checkpoint, &info, Some(&key))?;
     let hash = bundle::Bundle::parse(&bytes)?.content_hash;
-    eprintln!("deploy: bundle {hash} ({} bytes) to `{}`", bytes.len(), args.robot_id);
-    deploy_bytes(&args.net, &args.robot_id, bytes, args.timeout_s, args.supervise_s)
+    eprintln!(
+        "deploy: bundle {hash} ({} bytes) to `{}`",
+        bytes.len(),
+        args.robot_id
+    );
+    deploy_bytes(
+        &args.net,
+        &args.robot_id,
+        bytes,
+        args.timeout_s,
+        args.supervise_s,
+    )
 }
 
 /// Sends a bundle, waits for the answer to it, prints it; then optionally supervises.
@@ -322,7 +371,10 @@ pub fn deploy_bytes(
     };
     print_status(&answer);
     if !answer.accepted {
-        bail!("controller `{robot_id}` rejected the bundle: {}", answer.detail);
+        bail!(
+            "controller `{robot_id}` rejected the bundle: {}",
+            answer.detail
+        );
     }
     let until = Instant::now() + Duration::from_secs_f64(supervise_s.max(0.0));
     let mut seq = 0;
@@ -333,7 +385,10 @@ pub fn deploy_bytes(
             stamp_ns: bridge::transport::unix_ns(),
             sender: "coevolve deploy".into(),
         };
-        heartbeat.put(hb.encode()).wait().map_err(bridge::BridgeError::zenoh)?;
+        heartbeat
+            .put(hb.encode())
+            .wait()
+            .map_err(bridge::BridgeError::zenoh)?;
         if let Ok(Some(sample)) = status.recv_timeout(Duration::from_millis(100)) {
             if let Ok(s) = PolicyStatusMsg::decode(&sample.payload().to_bytes()) {
                 if s.request_id == 0 && seq % 20 == 0 {

@@ -15,8 +15,7 @@ use super::telemetry::LatencyWindow;
 use crate::bundle::Bundle;
 use crate::error::{BridgeError, Result};
 use crate::protocol::{
-    ControllerMode, EstopMsg, JointCommandMsg, JointStateMsg, ObjectsMsg, PolicyStatusMsg,
-    TaskMsg,
+    ControllerMode, EstopMsg, JointCommandMsg, JointStateMsg, ObjectsMsg, PolicyStatusMsg, TaskMsg,
 };
 use crate::safety::{SafetyConfig, SafetyFilter, Watchdog};
 
@@ -62,6 +61,9 @@ pub struct ControllerConfig {
     pub safety: SafetyConfig,
     pub trusted_keys: Vec<VerifyingKey>,
     pub device: tch::Device,
+    /// Also (or only, for a ROS 2 arm) read joint state from and send commands to ROS 2
+    /// topics through rmw_zenoh.
+    pub ros2: Option<crate::ros2::io::Ros2Config>,
 }
 
 #[derive(Debug)]
@@ -71,6 +73,8 @@ struct Active {
     skill: String,
     period_ns: u64,
     next_infer_ns: u64,
+    /// `seq` of the joint state the last inference saw.
+    inferred_seq: Option<u64>,
     ramp_start_ns: u64,
 }
 
@@ -164,9 +168,8 @@ impl ControllerCore {
     /// A new task: the arm may have been reset for it, so the trajectory restarts from the
     /// next joint state.
     pub fn on_task(&mut self, msg: &TaskMsg) -> Result<()> {
-        let task: TaskSpec = serde_json::from_str(&msg.task_json).map_err(|e| {
-            BridgeError::config("task_json", format!("not a task spec: {e}"))
-        })?;
+        let task: TaskSpec = serde_json::from_str(&msg.task_json)
+            .map_err(|e| BridgeError::config("task_json", format!("not a task spec: {e}")))?;
         task.validate()?;
         if self.task.as_ref().map(|(s, _)| *s) != Some(msg.seq) {
             self.task = Some((msg.seq, task));
@@ -196,7 +199,9 @@ impl ControllerCore {
     /// Activates a verified, loaded bundle (see [`prepare_bundle`]); `Err` says why not.
     pub fn activate(&mut self, prepared: PreparedBundle, now_ns: u64) -> Result<()> {
         if self.estop_latched {
-            return Err(BridgeError::Bundle("the e-stop is latched; release it first".into()));
+            return Err(BridgeError::Bundle(
+                "the e-stop is latched; release it first".into(),
+            ));
         }
         let PreparedBundle {
             mut runner,
@@ -230,6 +235,7 @@ impl ControllerCore {
             skill,
             period_ns,
             next_infer_ns: now_ns,
+            inferred_seq: None,
             ramp_start_ns: now_ns,
         });
         self.mode = ControllerMode::RampIn;
@@ -248,7 +254,7 @@ impl ControllerCore {
             }
         } else if self.mode == ControllerMode::Stopped && self.filter.at_rest() {
             self.mode = ControllerMode::Idle;
-            self.detail = "watchdog cleared; holding (redeploy to resume)".into();
+            self.detail = format!("{}; cleared, holding (redeploy to resume)", self.detail);
         }
         let mut drive = false;
         let mut gripper = self.filter.gripper_cmd();
@@ -259,8 +265,17 @@ impl ControllerCore {
             self.objects.as_ref(),
             self.resync,
         ) {
-            if now_ns >= a.next_infer_ns {
-                a.next_infer_ns = now_ns.max(a.next_infer_ns + a.period_ns);
+            // Inference at the policy's rate, phase-locked to the arm's state: once due (within
+            // a control tick of the deadline) it waits for a state it has not seen yet, as in
+            // simulation where every action answers a fresh observation; half a period late it
+            // goes ahead with the last one.
+            let tick_ns = (1e9 / self.config.rate_hz) as u64;
+            let due = now_ns + tick_ns >= a.next_infer_ns;
+            let fresh = a.inferred_seq != Some(state.seq);
+            let overdue = now_ns >= a.next_infer_ns + a.period_ns / 2;
+            if due && (fresh || overdue) {
+                a.next_infer_ns = now_ns + a.period_ns.saturating_sub(tick_ns / 2);
+                a.inferred_seq = Some(state.seq);
                 let time_s = now_ns.saturating_sub(self.task_start_ns) as f64 / 1e9;
                 match a.runner.act(state, &objects.objects, task, time_s) {
                     Ok(true) => {}
@@ -303,13 +318,25 @@ impl ControllerCore {
     }
 
     /// Telemetry (`request_id` 0: periodic; otherwise the answer to that deploy).
-    pub fn status(&mut self, now_ns: u64, request_id: u64, accepted: bool, detail: Option<String>) -> PolicyStatusMsg {
+    pub fn status(
+        &mut self,
+        now_ns: u64,
+        request_id: u64,
+        accepted: bool,
+        detail: Option<String>,
+    ) -> PolicyStatusMsg {
         let (p50, p99, max) = self.latency.percentiles();
         PolicyStatusMsg {
             stamp_ns: now_ns,
             mode: self.mode,
-            active_bundle: self.active.as_ref().map_or(String::new(), |a| a.bundle_hash.clone()),
-            skill: self.active.as_ref().map_or(String::new(), |a| a.skill.clone()),
+            active_bundle: self
+                .active
+                .as_ref()
+                .map_or(String::new(), |a| a.bundle_hash.clone()),
+            skill: self
+                .active
+                .as_ref()
+                .map_or(String::new(), |a| a.skill.clone()),
             request_id,
             accepted,
             detail: detail.unwrap_or_else(|| self.detail.clone()),

@@ -88,6 +88,20 @@ pub fn run_controller(
                 .map_err(BridgeError::zenoh)?,
         );
     }
+    let ros2 = match &config.ros2 {
+        Some(ros2_config) => {
+            let tx = tx.clone();
+            Some(crate::ros2::io::Ros2Io::start(
+                session,
+                &robot,
+                ros2_config,
+                move |s| {
+                    let _ = tx.send(Inbound::State(s));
+                },
+            )?)
+        }
+        None => None,
+    };
     drop(tx);
     let cmd_pub = session
         .declare_publisher(keys.cmd_joints())
@@ -115,7 +129,8 @@ pub fn run_controller(
                 Inbound::Objects(o) => core.on_objects(o),
                 Inbound::Task(t) => {
                     if let Err(e) = core.on_task(&t) {
-                        let status = core.status(now, 0, false, Some(format!("task rejected: {e}")));
+                        let status =
+                            core.status(now, 0, false, Some(format!("task rejected: {e}")));
                         let _ = status_pub.put(status.encode()).wait();
                     }
                 }
@@ -134,10 +149,16 @@ pub fn run_controller(
             }
         }
         if let Some(cmd) = core.step(now_ns()) {
-            cmd_pub.put(cmd.encode()).wait().map_err(BridgeError::zenoh)?;
+            cmd_pub
+                .put(cmd.encode())
+                .wait()
+                .map_err(BridgeError::zenoh)?;
+            if let Some(ros2) = &ros2 {
+                ros2.send(&cmd, 1.0 / config.rate_hz)?;
+            }
         }
         tick += 1;
-        if tick % status_every == 0 {
+        if tick.is_multiple_of(status_every) {
             let status = core.status(now_ns(), 0, true, None);
             let _ = status_pub.put(status.encode()).wait();
         }

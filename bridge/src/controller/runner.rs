@@ -98,7 +98,11 @@ impl PolicyRunner {
         if state.q_rad.len() != self.robot.dof() {
             return Err(BridgeError::config(
                 "joint state",
-                format!("{} joints, the robot has {}", state.q_rad.len(), self.robot.dof()),
+                format!(
+                    "{} joints, the robot has {}",
+                    state.q_rad.len(),
+                    self.robot.dof()
+                ),
             ));
         }
         let obs = self.observation(state, objects, task, time_s);

@@ -15,9 +15,11 @@ pub struct SafetyConfig {
     pub position_margin_rad: f64,
     /// Fraction of each joint's URDF velocity limit that commands may use. Default 1.0.
     pub velocity_fraction: f64,
-    /// Joint acceleration bound (rad/s²). Default 10.
+    /// Joint acceleration bound (rad/s²). Default 40 (what the simulator-trained policies
+    /// need to be followed faithfully; at 10 reach success fell from 1.0 to 0.25 in
+    /// lockstep tests). Tighten it for a slower arm.
     pub max_accel_rad_s2: f64,
-    /// Joint jerk bound (rad/s³). Default 500.
+    /// Joint jerk bound (rad/s³). Default 2000.
     pub max_jerk_rad_s3: f64,
     /// Axis-aligned box the end effector must stay in, in the robot base frame (m).
     /// Default x, y in [-0.95, 0.95], z in [-0.02, 1.2] (above the mounting surface).
@@ -39,8 +41,8 @@ impl Default for SafetyConfig {
         SafetyConfig {
             position_margin_rad: 0.02,
             velocity_fraction: 1.0,
-            max_accel_rad_s2: 10.0,
-            max_jerk_rad_s3: 500.0,
+            max_accel_rad_s2: 40.0,
+            max_jerk_rad_s3: 2000.0,
             workspace_min_m: [-0.95, -0.95, -0.02],
             workspace_max_m: [0.95, 0.95, 1.2],
             state_timeout_ms: 100.0,
@@ -82,7 +84,10 @@ impl SafetyConfig {
         positive(self.heartbeat_timeout_ms, "heartbeat_timeout_ms")?;
         positive(self.max_command_rate_hz, "max_command_rate_hz")?;
         if !(self.ramp_in_s.is_finite() && self.ramp_in_s >= 0.0) {
-            return Err(BridgeError::config("safety.ramp_in_s", "must be finite and >= 0"));
+            return Err(BridgeError::config(
+                "safety.ramp_in_s",
+                "must be finite and >= 0",
+            ));
         }
         for i in 0..3 {
             let (lo, hi) = (self.workspace_min_m[i], self.workspace_max_m[i]);
@@ -145,9 +150,20 @@ impl SafetyLimits {
             workspace_max_m: config.workspace_max_m,
         };
         for (i, l) in robot.arm_limits().iter().enumerate() {
-            let lo = if l.lower.is_finite() { l.lower } else { -std::f64::consts::TAU };
-            let hi = if l.upper.is_finite() { l.upper } else { std::f64::consts::TAU };
-            let (lo, hi) = (lo + config.position_margin_rad, hi - config.position_margin_rad);
+            let lo = if l.lower.is_finite() {
+                l.lower
+            } else {
+                -std::f64::consts::TAU
+            };
+            let hi = if l.upper.is_finite() {
+                l.upper
+            } else {
+                std::f64::consts::TAU
+            };
+            let (lo, hi) = (
+                lo + config.position_margin_rad,
+                hi - config.position_margin_rad,
+            );
             if lo >= hi {
                 return Err(BridgeError::config(
                     "safety.position_margin_rad",

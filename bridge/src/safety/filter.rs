@@ -59,7 +59,10 @@ impl SafetyFilter {
     /// A filter for `robot` running every `1 / rate_hz` seconds.
     pub fn new(robot: Arc<Manipulator>, config: &SafetyConfig, rate_hz: f64) -> Result<Self> {
         if !(rate_hz.is_finite() && rate_hz > 0.0) {
-            return Err(BridgeError::config("rate_hz", format!("{rate_hz} must be > 0")));
+            return Err(BridgeError::config(
+                "rate_hz",
+                format!("{rate_hz} must be > 0"),
+            ));
         }
         let limits = SafetyLimits::from_model(&robot, config)?;
         let n = limits.dof();
@@ -91,7 +94,8 @@ impl SafetyFilter {
     /// Starts the commanded trajectory at rest at the measured configuration (clamped into
     /// the limits).
     pub fn reset(&mut self, q_measured_rad: &[f64], gripper_opening: f64) -> Result<()> {
-        if q_measured_rad.len() != self.limits.dof() || q_measured_rad.iter().any(|q| !q.is_finite())
+        if q_measured_rad.len() != self.limits.dof()
+            || q_measured_rad.iter().any(|q| !q.is_finite())
         {
             return Err(BridgeError::config(
                 "joint state",
@@ -166,7 +170,11 @@ impl SafetyFilter {
         } else {
             self.hits.non_finite += 1;
         }
-        let (dt, j, a_max) = (self.dt_s, self.limits.j_max_rad_s3, self.limits.a_max_rad_s2);
+        let (dt, j, a_max) = (
+            self.dt_s,
+            self.limits.j_max_rad_s3,
+            self.limits.a_max_rad_s2,
+        );
         let j_dt = j * dt;
         for i in 0..n {
             let (q, v, a) = (self.q[i], self.v[i], self.a[i]);
@@ -180,7 +188,8 @@ impl SafetyFilter {
                     }
                     let e = goal - q;
                     let v_max = self.limits.v_max_rad_s[i];
-                    let v_des = e.signum() * v_max.min((2.0 * a_max * e.abs()).sqrt()).min(e.abs() / dt);
+                    let v_des =
+                        e.signum() * v_max.min((2.0 * a_max * e.abs()).sqrt()).min(e.abs() / dt);
                     let want = (v_des - (v + a * a.abs() / (2.0 * j))) / dt;
                     want.clamp(a - j_dt, a + j_dt).clamp(-a_max, a_max)
                 }
@@ -242,7 +251,9 @@ impl SafetyFilter {
 
     fn inside_box(&self, q: &[f64]) -> bool {
         let p = self.robot.fk(q).translation.vector;
-        (0..3).all(|k| p[k] >= self.limits.workspace_min_m[k] && p[k] <= self.limits.workspace_max_m[k])
+        (0..3).all(|k| {
+            p[k] >= self.limits.workspace_min_m[k] && p[k] <= self.limits.workspace_max_m[k]
+        })
     }
 
     fn state_ok(&self, q: &[f64], v: &[f64]) -> bool {
@@ -256,7 +267,11 @@ impl SafetyFilter {
     /// there; true when every state on the way stays inside the limits and it comes to rest.
     fn safe_with(&mut self, alpha: f64) -> bool {
         let n = self.limits.dof();
-        let (dt, j, a_max) = (self.dt_s, self.limits.j_max_rad_s3, self.limits.a_max_rad_s2);
+        let (dt, j, a_max) = (
+            self.dt_s,
+            self.limits.j_max_rad_s3,
+            self.limits.a_max_rad_s2,
+        );
         let j_dt = j * dt;
         for i in 0..n {
             self.a_try[i] = self.a_brake[i] + alpha * (self.a_target[i] - self.a_brake[i]);

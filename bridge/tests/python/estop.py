@@ -107,7 +107,10 @@ def main():
                 continue
             mode = decode_status_mode(bytes(sample.payload.to_bytes()))
     print(json.dumps({"joint_state": state, "mode_after_estop": mode}))
-    session.close()
+    try:
+        session.close()
+    except Exception:  # closing may time out while peers go away; the result is printed
+        pass
     sys.exit(0 if mode == 4 else 1)
 
 

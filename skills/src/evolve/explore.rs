@@ -82,20 +82,12 @@ pub fn explore_skill(
     }
     let search = !st.trained || policy_rate < cfg.search_below;
     if search {
-        let initial = PlanDistribution::initial(&cfg.cem);
-        // A prerequisite's plan is where a new skill's search starts, but with the initial
-        // spread: the prerequisite's search has converged, and the new skill needs to move
-        // away from it (a lift is a grasp whose later keyframes rise).
-        let warm = prerequisite_search.map(|d| PlanDistribution {
-            mean: d.mean,
-            std: initial.std.clone(),
-        });
         let start = st
             .search
             .clone()
-            .or(warm)
-            .filter(|d| d.mean.len() == initial.mean.len())
-            .unwrap_or(initial);
+            .or(prerequisite_search)
+            .filter(|d| d.mean.len() == PlanDistribution::initial(&cfg.cem).mean.len())
+            .unwrap_or_else(|| PlanDistribution::initial(&cfg.cem));
         let cem = CemConfig {
             seed: stream_seed(cfg.seed, generation, skill_index, 2),
             threads: Some(cfg.threads),

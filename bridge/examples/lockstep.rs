@@ -1,0 +1,126 @@
+//! The controller driving the simulator in lockstep (no network): one simulator control period
+//! per `rate_hz / policy_hz` controller ticks. Prints the success rate next to the simulator's
+//! own evaluation of the same checkpoint on the same variants.
+//! `cargo run -p coevolve-bridge --example lockstep -- CKPT SKILL EPISODES SEED [loose]`
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use bridge::bundle::{self, BundleInfo};
+use bridge::controller::{prepare_bundle, ControllerConfig, ControllerCore};
+use bridge::protocol::{JointStateMsg, ObjectPose, ObjectsMsg, TaskMsg};
+use bridge::safety::SafetyConfig;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let ckpt = std::path::PathBuf::from(&args[0]);
+    let skill = sim::SkillKind::parse(&args[1]).unwrap();
+    let episodes: usize = args[2].parse().unwrap();
+    let seed: u64 = args[3].parse().unwrap();
+    let loose = args.get(4).is_some_and(|a| a == "loose");
+    let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
+    let mut safety = SafetyConfig {
+        ramp_in_s: 0.0,
+        ..SafetyConfig::default()
+    };
+    if loose {
+        safety.max_accel_rad_s2 = 1e4;
+        safety.max_jerk_rad_s3 = 1e7;
+    }
+    if let Ok(a) = std::env::var("A_MAX") {
+        safety.max_accel_rad_s2 = a.parse().unwrap();
+    }
+    if let Ok(j) = std::env::var("J_MAX") {
+        safety.max_jerk_rad_s3 = j.parse().unwrap();
+    }
+    let key = bridge::keys::generate();
+    let info = BundleInfo {
+        skill: args[1].clone(),
+        source: "lockstep".into(),
+        heldout_success: None,
+        safety: safety.clone(),
+    };
+    let bytes = bundle::build(&ckpt, &info, Some(&key)).unwrap();
+    let policy = policy::checkpoint::load(&ckpt, tch::Device::Cpu).unwrap();
+    let sim = Arc::new(policy.meta.sim.clone());
+    let eval = policy::rollout::evaluate(&policy, &robot, skill, episodes, seed, 1).unwrap();
+    let (tasks, seeds) = policy::rollout::task_variants(skill, episodes, seed);
+    let rate_hz = 100.0;
+    let ticks_per_step = (rate_hz * sim.control_dt_s()).round() as u64;
+    let period_ns = (1e9 / rate_hz) as u64;
+    let mut successes = 0;
+    for (i, (task, s)) in tasks.iter().zip(&seeds).enumerate() {
+        let config = ControllerConfig {
+            rate_hz,
+            safety: safety.clone(),
+            trusted_keys: vec![key.verifying_key()],
+            device: tch::Device::Cpu,
+            ros2: None,
+        };
+        let mut core = ControllerCore::new(robot.clone(), config.clone()).unwrap();
+        let mut stepper = sim::EpisodeStepper::new(&robot, task, &sim, i, *s, false).unwrap();
+        let mut now = 0u64;
+        let feed =
+            |core: &mut ControllerCore, stepper: &sim::EpisodeStepper, now: u64, seq: u64| {
+                let obs = stepper.observation();
+                core.on_joint_state(
+                    JointStateMsg {
+                        seq,
+                        stamp_ns: now,
+                        q_rad: obs.q_rad.clone(),
+                        qd_rad_s: obs.qd_rad_s.clone(),
+                        gripper_opening: obs.gripper_opening,
+                    },
+                    now,
+                );
+                core.on_objects(ObjectsMsg {
+                    seq,
+                    stamp_ns: now,
+                    objects: obs
+                        .objects
+                        .iter()
+                        .map(|o| ObjectPose {
+                            world_from_object: o.world_from_object,
+                            lin_vel_m_s: o.lin_vel_m_s,
+                            ang_vel_rad_s: o.ang_vel_rad_s,
+                        })
+                        .collect(),
+                });
+            };
+        core.on_task(&TaskMsg {
+            seq: 1,
+            task_json: serde_json::to_string(task).unwrap(),
+        })
+        .unwrap();
+        feed(&mut core, &stepper, now, 0);
+        let prepared = prepare_bundle(&bytes, &config.trusted_keys, &robot, config.device).unwrap();
+        core.activate(prepared, now).unwrap();
+        let mut seq = 1;
+        let mut last = None;
+        while !stepper.is_done() {
+            for _ in 0..ticks_per_step {
+                if let Some(c) = core.step(now) {
+                    last = Some(c);
+                }
+                now += period_ns;
+            }
+            let c = last.clone().unwrap();
+            stepper.step(sim::Action::JointPosition {
+                q_rad: c.q_rad,
+                gripper: c.gripper_opening,
+            });
+            seq += 1;
+            feed(&mut core, &stepper, now, seq);
+        }
+        let steps = stepper.steps_taken();
+        let ok = stepper.finish().outcome.success;
+        successes += usize::from(ok);
+        println!("episode {i}: success {ok} in {steps} steps");
+    }
+    println!(
+        "simulator {:.2} (mean steps {:.1}), controller in lockstep {:.2}",
+        eval.success_rate,
+        eval.mean_steps,
+        successes as f64 / episodes as f64
+    );
+}
