@@ -114,8 +114,8 @@ fn controller_loop(ticks: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
         let us = t.elapsed().as_secs_f64() * 1e6;
         anyhow::ensure!(cmd.is_some(), "no command at tick {k}");
         all.push(us);
-        // The policy runs at 25 Hz: every fourth tick carries an inference.
-        if k % 4 == 1 {
+        // The policy runs at 25 Hz: about every fourth tick carries an inference.
+        if core.last_step_inferred() {
             infer.push(us);
         }
     }

@@ -101,7 +101,10 @@ fn the_filter_reaches_a_reachable_target_and_holds() {
     for k in 0..400 {
         f.step(Some(&goal), 1.0, k * PERIOD_NS);
     }
-    assert_eq!((f.hits.workspace, f.hits.position, f.hits.non_finite), (0, 0, 0));
+    assert_eq!(
+        (f.hits.workspace, f.hits.position, f.hits.non_finite),
+        (0, 0, 0)
+    );
     for (q, g) in f.q_cmd_rad().iter().zip(&goal) {
         assert!((q - g).abs() < 1e-3, "{q} vs {g}");
     }

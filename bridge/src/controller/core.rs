@@ -98,6 +98,7 @@ pub struct ControllerCore {
     target: Vec<f64>,
     ticks: u64,
     seq: u64,
+    inferred: bool,
     pub latency: LatencyWindow,
 }
 
@@ -123,6 +124,7 @@ impl ControllerCore {
             target: vec![0.0; n],
             ticks: 0,
             seq: 0,
+            inferred: false,
             latency: LatencyWindow::new(4096),
             config,
         })
@@ -130,6 +132,11 @@ impl ControllerCore {
 
     pub fn mode(&self) -> ControllerMode {
         self.mode
+    }
+
+    /// Whether the last `step` ran the policy.
+    pub fn last_step_inferred(&self) -> bool {
+        self.inferred
     }
 
     pub fn filter(&self) -> &SafetyFilter {
@@ -246,6 +253,7 @@ impl ControllerCore {
     pub fn step(&mut self, now_ns: u64) -> Option<JointCommandMsg> {
         let started = Instant::now();
         self.ticks += 1;
+        self.inferred = false;
         if let Some(reason) = self.watchdog.check(now_ns) {
             if self.watchdog.has_state() && self.mode != ControllerMode::Stopped {
                 self.mode = ControllerMode::Stopped;
@@ -276,6 +284,7 @@ impl ControllerCore {
             if due && (fresh || overdue) {
                 a.next_infer_ns = now_ns + a.period_ns.saturating_sub(tick_ns / 2);
                 a.inferred_seq = Some(state.seq);
+                self.inferred = true;
                 let time_s = now_ns.saturating_sub(self.task_start_ns) as f64 / 1e9;
                 match a.runner.act(state, &objects.objects, task, time_s) {
                     Ok(true) => {}
