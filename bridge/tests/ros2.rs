@@ -249,3 +249,95 @@ fn published_messages_carry_the_rmw_zenoh_attachment_and_tokens() {
         "{tokens:?}"
     );
 }
+
+/// `controller --ros2`: joint state from a ROS 2 arm's `/joint_states` (names matched to the
+/// URDF, in any order) drives the controller, whose filtered commands come back as
+/// `JointTrajectory` messages on the trajectory controller's topic.
+#[test]
+fn the_controller_drives_a_ros2_arm_through_rmw_zenoh() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use bridge::controller::{run_controller, ControllerConfig};
+    use bridge::protocol::RobotKeys;
+    use bridge::ros2::io::Ros2Config;
+    use bridge::safety::SafetyConfig;
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let arm_session = ZenohArgs::listen(&endpoint).open().unwrap();
+    let ctl_session = ZenohArgs::connect(&endpoint).open().unwrap();
+    let robot = std::sync::Arc::new(robots::load_manipulator("ur5e", None).unwrap());
+    let names: Vec<String> = robot
+        .arm_joints
+        .iter()
+        .map(|&j| robot.model.joints[j].name.clone())
+        .collect();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let controller = {
+        let stop = stop.clone();
+        let robot = robot.clone();
+        std::thread::spawn(move || {
+            let config = ControllerConfig {
+                rate_hz: 100.0,
+                safety: SafetyConfig::default(),
+                trusted_keys: vec![],
+                device: tch::Device::Cpu,
+                ros2: Some(Ros2Config::default()),
+            };
+            run_controller(
+                &ctl_session,
+                &RobotKeys::new("ros_arm").unwrap(),
+                robot,
+                config,
+                stop,
+            )
+            .unwrap();
+        })
+    };
+
+    let arm = RosNode::new(&arm_session, 0, "/", "fake_ur5e").unwrap();
+    let received: Arc<Mutex<Vec<JointTrajectory>>> = Arc::new(Mutex::new(Vec::new()));
+    let _commands = {
+        let received = received.clone();
+        arm.subscribe::<JointTrajectory>(
+            "/joint_trajectory_controller/joint_trajectory",
+            move |m, _| received.lock().unwrap().push(m),
+        )
+        .unwrap()
+    };
+    let states = arm.publisher::<JointState>("/joint_states").unwrap();
+    // Reversed name order: the controller must match by name.
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.reverse();
+    let state = JointState {
+        header: Header::default(),
+        name: order.iter().map(|&i| names[i].clone()).collect(),
+        position: order.iter().map(|&i| robot.home_q_rad[i]).collect(),
+        velocity: vec![0.0; names.len()],
+        effort: vec![],
+    };
+    for _ in 0..200 {
+        states.publish(&state).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        if received.lock().unwrap().len() >= 5 {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    controller.join().unwrap();
+    let got = received.lock().unwrap();
+    assert!(got.len() >= 5, "only {} trajectories arrived", got.len());
+    let last = got.last().unwrap();
+    assert_eq!(last.joint_names, names);
+    assert_eq!(last.points.len(), 1);
+    // Idle: the controller holds the arm where it is (home), in URDF order.
+    for (q, home) in last.points[0].positions.iter().zip(&robot.home_q_rad) {
+        assert!((q - home).abs() < 1e-9, "{q} vs {home}");
+    }
+}
