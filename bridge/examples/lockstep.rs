@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bridge::bundle::{self, BundleInfo};
 use bridge::controller::{prepare_bundle, ControllerConfig, ControllerCore};
-use bridge::protocol::{JointStateMsg, ObjectPose, ObjectsMsg, TaskMsg};
+use bridge::protocol::TaskMsg;
 use bridge::safety::SafetyConfig;
 
 fn main() {
@@ -62,30 +62,10 @@ fn main() {
         let mut now = 0u64;
         let feed =
             |core: &mut ControllerCore, stepper: &sim::EpisodeStepper, now: u64, seq: u64| {
-                let obs = stepper.observation();
-                core.on_joint_state(
-                    JointStateMsg {
-                        seq,
-                        stamp_ns: now,
-                        q_rad: obs.q_rad.clone(),
-                        qd_rad_s: obs.qd_rad_s.clone(),
-                        gripper_opening: obs.gripper_opening,
-                    },
-                    now,
-                );
-                core.on_objects(ObjectsMsg {
-                    seq,
-                    stamp_ns: now,
-                    objects: obs
-                        .objects
-                        .iter()
-                        .map(|o| ObjectPose {
-                            world_from_object: o.world_from_object,
-                            lin_vel_m_s: o.lin_vel_m_s,
-                            ang_vel_rad_s: o.ang_vel_rad_s,
-                        })
-                        .collect(),
-                });
+                let (state, objects) =
+                    bridge::sim_robot::state_messages(stepper.observation(), seq, now);
+                core.on_joint_state(state, now);
+                core.on_objects(objects);
             };
         core.on_task(&TaskMsg {
             seq: 1,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use robots::Manipulator;
 use sim::EpisodeStepper;
-use sim::{Action, SimConfig, TaskSpec};
+use sim::{Action, Observation, SimConfig, TaskSpec};
 use zenoh::{Session, Wait};
 
 use crate::error::{BridgeError, Result};
@@ -43,6 +43,31 @@ impl Default for SimRobotConfig {
             wait_for_policy: false,
         }
     }
+}
+
+/// What a driver and a perception system would publish for a simulator observation.
+pub fn state_messages(obs: &Observation, seq: u64, stamp_ns: u64) -> (JointStateMsg, ObjectsMsg) {
+    let state = JointStateMsg {
+        seq,
+        stamp_ns,
+        q_rad: obs.q_rad.clone(),
+        qd_rad_s: obs.qd_rad_s.clone(),
+        gripper_opening: obs.gripper_opening,
+    };
+    let objects = ObjectsMsg {
+        seq,
+        stamp_ns,
+        objects: obs
+            .objects
+            .iter()
+            .map(|o| ObjectPose {
+                world_from_object: o.world_from_object,
+                lin_vel_m_s: o.lin_vel_m_s,
+                ang_vel_rad_s: o.ang_vel_rad_s,
+            })
+            .collect(),
+    };
+    (state, objects)
 }
 
 /// Outcome of one simulated episode.
@@ -116,28 +141,7 @@ pub fn run_sim_robot(
         let mut hold = stepper.observation().q_target_rad.clone();
         let mut gripper = 1.0;
         let publish_state = |stepper: &EpisodeStepper, seq: u64| -> Result<()> {
-            let obs = stepper.observation();
-            let stamp_ns = unix_ns();
-            let state = JointStateMsg {
-                seq,
-                stamp_ns,
-                q_rad: obs.q_rad.clone(),
-                qd_rad_s: obs.qd_rad_s.clone(),
-                gripper_opening: obs.gripper_opening,
-            };
-            let objects = ObjectsMsg {
-                seq,
-                stamp_ns,
-                objects: obs
-                    .objects
-                    .iter()
-                    .map(|o| ObjectPose {
-                        world_from_object: o.world_from_object,
-                        lin_vel_m_s: o.lin_vel_m_s,
-                        ang_vel_rad_s: o.ang_vel_rad_s,
-                    })
-                    .collect(),
-            };
+            let (state, objects) = state_messages(stepper.observation(), seq, unix_ns());
             objects_pub
                 .put(objects.encode())
                 .wait()
