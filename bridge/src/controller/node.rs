@@ -114,6 +114,9 @@ pub fn run_controller(
         .wait()
         .map_err(BridgeError::zenoh)?;
 
+    // One inference thread: a small policy gains little from more, and the control thread's
+    // timing stays predictable next to the arm's driver on the same cores.
+    tch::set_num_threads(1);
     let mut core = ControllerCore::new(robot, config.clone())?;
     let t0 = Instant::now();
     let now_ns = || t0.elapsed().as_nanos() as u64;
