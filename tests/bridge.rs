@@ -201,7 +201,10 @@ fn deployed_policy_performs_on_the_simulated_arm_like_in_simulation() {
     // The issue asks for parity within 10 points. Measured on a quiet machine it is 0.80–0.95
     // against 1.00 (the real-time asynchrony of two processes; in lockstep it is 1.00), so
     // this test holds the deployed policy to 30 points and README reports the figures.
-    assert!(sim_rate >= 0.9, "the trained policy is weak in simulation: {sim_rate:.2}");
+    assert!(
+        sim_rate >= 0.9,
+        "the trained policy is weak in simulation: {sim_rate:.2}"
+    );
     assert!(
         arm_rate >= sim_rate - 0.30,
         "deployed {arm_rate:.2} vs simulator {sim_rate:.2}"
