@@ -90,9 +90,11 @@ fn read_tagged<const N: usize>(path: &Path, tag: &str) -> Result<[u8; N]> {
     match (parts.next(), parts.next(), parts.next()) {
         (Some(t), Some(h), None) if t == tag => unhex::<N>(h)
             .ok_or_else(|| key_error(path, format!("the key must be {} hex digits", 2 * N))),
-        (Some(t), _, _) if t != tag => Err(key_error(
+        (Some(t), _, _) if t == SECRET_TAG || t == PUBLIC_TAG => Err(key_error(
             path,
-            format!("starts with `{t}`, expected `{tag}` (is it the other half of the pair?)"),
+            format!(
+                "holds a `{t}` key where a `{tag}` one is expected (the other half of the pair?)"
+            ),
         )),
         _ => Err(key_error(path, format!("expected one line `{tag} <hex>`"))),
     }

@@ -170,11 +170,7 @@ impl SafetyFilter {
         } else {
             self.hits.non_finite += 1;
         }
-        let (dt, j, a_max) = (
-            self.dt_s,
-            self.limits.j_max_rad_s3,
-            self.limits.a_max_rad_s2,
-        );
+        let (dt, j, a_max) = self.dynamics();
         let j_dt = j * dt;
         for i in 0..n {
             let (q, v, a) = (self.q[i], self.v[i], self.a[i]);
@@ -249,6 +245,15 @@ impl SafetyFilter {
         }
     }
 
+    /// Control period (s), jerk bound and acceleration bound.
+    fn dynamics(&self) -> (f64, f64, f64) {
+        (
+            self.dt_s,
+            self.limits.j_max_rad_s3,
+            self.limits.a_max_rad_s2,
+        )
+    }
+
     fn inside_box(&self, q: &[f64]) -> bool {
         let p = self.robot.fk(q).translation.vector;
         (0..3).all(|k| {
@@ -267,11 +272,7 @@ impl SafetyFilter {
     /// there; true when every state on the way stays inside the limits and it comes to rest.
     fn safe_with(&mut self, alpha: f64) -> bool {
         let n = self.limits.dof();
-        let (dt, j, a_max) = (
-            self.dt_s,
-            self.limits.j_max_rad_s3,
-            self.limits.a_max_rad_s2,
-        );
+        let (dt, j, a_max) = self.dynamics();
         let j_dt = j * dt;
         for i in 0..n {
             self.a_try[i] = self.a_brake[i] + alpha * (self.a_target[i] - self.a_brake[i]);
