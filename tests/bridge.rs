@@ -198,15 +198,14 @@ fn deployed_policy_performs_on_the_simulated_arm_like_in_simulation() {
     let arm_rate = report["success_rate"].as_f64().unwrap();
     eprintln!("reach: simulator {sim_rate:.2}, deployed on the simulated arm {arm_rate:.2}");
     assert_eq!(report["episodes"].as_u64().unwrap() as usize, EPISODES);
-    // The issue asks for parity within 10 points. Measured on a quiet machine it is 0.80–0.95
-    // against 1.00 (the real-time asynchrony of two processes; in lockstep it is 1.00), so
-    // this test holds the deployed policy to 30 points and README reports the figures.
+    // The issue asks for parity within 10 points: the arm follows every 100 Hz command, as a
+    // real driver does, so the deployed policy sees what it saw in simulation.
     assert!(
         sim_rate >= 0.9,
         "the trained policy is weak in simulation: {sim_rate:.2}"
     );
     assert!(
-        arm_rate >= sim_rate - 0.30,
+        arm_rate >= sim_rate - 0.10,
         "deployed {arm_rate:.2} vs simulator {sim_rate:.2}"
     );
 }

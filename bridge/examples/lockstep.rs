@@ -1,5 +1,5 @@
-//! The controller driving the simulator in lockstep (no network): one simulator control period
-//! per `rate_hz / policy_hz` controller ticks. Prints the success rate next to the simulator's
+//! The controller driving the simulator in lockstep (no network): the arm follows the newest
+//! command for one controller tick of physics, as `sim-robot` does in real time. Prints the success rate next to the simulator's
 //! own evaluation of the same checkpoint on the same variants.
 //! `cargo run -p coevolve-bridge --example lockstep -- CKPT SKILL EPISODES SEED [loose]`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -46,9 +46,12 @@ fn main() {
     let eval = policy::rollout::evaluate(&policy, &robot, skill, episodes, seed, 1).unwrap();
     let (tasks, seeds) = policy::rollout::task_variants(skill, episodes, seed);
     let rate_hz = 100.0;
-    let ticks_per_step = (rate_hz * sim.control_dt_s()).round() as u64;
+    let per_tick = bridge::sim_robot::physics_steps_per_tick(&sim, rate_hz).unwrap();
+    let ticks_per_step = sim.substeps() / per_tick;
+    let coarse = std::env::var("COARSE").is_ok_and(|c| c == "1");
     let period_ns = (1e9 / rate_hz) as u64;
     let mut successes = 0;
+    let mut accels: Vec<f64> = Vec::new();
     for (i, (task, s)) in tasks.iter().zip(&seeds).enumerate() {
         let config = ControllerConfig {
             rate_hz,
@@ -76,27 +79,77 @@ fn main() {
         let prepared = prepare_bundle(&bytes, &config.trusted_keys, &robot, config.device).unwrap();
         core.activate(prepared, now).unwrap();
         let mut seq = 1;
+        let mut ticks = 0usize;
         let mut last = None;
+        let mut qd_prev = stepper.observation().qd_rad_s.clone();
         while !stepper.is_done() {
-            for _ in 0..ticks_per_step {
-                if let Some(c) = core.step(now) {
-                    last = Some(c);
-                }
-                now += period_ns;
+            // One controller tick, then the arm follows the newest command for one tick.
+            if let Some(c) = core.step(now) {
+                last = Some(c);
             }
+            now += period_ns;
             let c = last.clone().unwrap();
-            stepper.step(sim::Action::JointPosition {
-                q_rad: c.q_rad,
-                gripper: c.gripper_opening,
-            });
+            ticks += 1;
+            if coarse && !ticks.is_multiple_of(ticks_per_step) {
+                // The arm takes only every control period's last command (COARSE=1).
+                continue;
+            }
+            stepper.step_substeps(
+                sim::Action::JointPosition {
+                    q_rad: c.q_rad,
+                    gripper: c.gripper_opening,
+                },
+                if coarse {
+                    per_tick * ticks_per_step
+                } else {
+                    per_tick
+                },
+            );
             seq += 1;
             feed(&mut core, &stepper, now, seq);
+            if std::env::var("TRACE").is_ok_and(|t| t == i.to_string()) {
+                let o = stepper.observation();
+                let c = last.as_ref().unwrap();
+                println!(
+                    "t {:.2} inf {} cmd-q {:?} qd {:?} a {:?}",
+                    now as f64 / 1e9,
+                    core.last_step_inferred(),
+                    c.q_rad
+                        .iter()
+                        .zip(&o.q_rad)
+                        .map(|(a, b)| format!("{:+.3}", a - b))
+                        .collect::<Vec<_>>(),
+                    o.qd_rad_s
+                        .iter()
+                        .map(|v| format!("{v:+.2}"))
+                        .collect::<Vec<_>>(),
+                    core.filter()
+                        .a_cmd_rad_s2()
+                        .iter()
+                        .map(|v| format!("{v:+.1}"))
+                        .collect::<Vec<_>>()
+                );
+            }
+            let qd = &stepper.observation().qd_rad_s;
+            for (a, b) in qd.iter().zip(&qd_prev) {
+                accels.push(((a - b) * rate_hz).abs());
+            }
+            qd_prev.clone_from(qd);
         }
         let steps = stepper.steps_taken();
         let ok = stepper.finish().outcome.success;
         successes += usize::from(ok);
         println!("episode {i}: success {ok} in {steps} steps");
     }
+    accels.sort_by(f64::total_cmp);
+    let pct = |p: f64| accels[((accels.len() - 1) as f64 * p) as usize];
+    println!(
+        "arm joint acceleration (ticks of {} Hz, rad/s²): p50 {:.1}, p99 {:.1}, max {:.1}",
+        rate_hz,
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
+    );
     println!(
         "simulator {:.2} (mean steps {:.1}), controller in lockstep {:.2}",
         eval.success_rate,

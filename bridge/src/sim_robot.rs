@@ -1,6 +1,6 @@
 //! A simulated arm that speaks the protocol exactly like a real driver: it publishes joint
-//! state (and the perceived objects and the task) and follows joint position commands, one
-//! rapier control period per period of wall-clock time. It runs episodes back to back, judges
+//! state (and the perceived objects and the task) and follows joint position commands at its
+//! driver rate (default 100 Hz), stepping rapier's physics in real time between them. It runs episodes back to back, judges
 //! each with the simulator's physics success predicate and publishes the outcome, so the whole
 //! deploy path is testable on one machine.
 
@@ -25,8 +25,11 @@ use crate::transport::unix_ns;
 pub struct SimRobotConfig {
     /// Episodes to run (None: until stopped).
     pub episodes: Option<usize>,
-    /// Wall-clock time per control period = `control_dt_s / speed` (1.0: real time).
+    /// Wall-clock time per simulated second (1.0: real time).
     pub speed: f64,
+    /// Driver rate (Hz): the newest command is taken and the state published this often. It
+    /// must divide the simulator's physics rate and be a multiple of its control rate.
+    pub driver_hz: f64,
     /// How long an episode waits for the first command for its task before it starts anyway.
     pub start_timeout_s: f64,
     /// Start each episode only once the controller reports a policy driving (ramp-in or
@@ -39,6 +42,7 @@ impl Default for SimRobotConfig {
         SimRobotConfig {
             episodes: None,
             speed: 1.0,
+            driver_hz: 100.0,
             start_timeout_s: 5.0,
             wait_for_policy: false,
         }
@@ -128,7 +132,9 @@ pub fn run_sim_robot(
     let objects_pub = publisher(keys.state_objects())?;
     let task_pub = publisher(keys.task())?;
     let episode_pub = publisher(keys.sim_episode())?;
-    let period = Duration::from_secs_f64(sim.control_dt_s() / config.speed.max(1e-3));
+    let per_tick = physics_steps_per_tick(&sim, config.driver_hz)?;
+    let period =
+        Duration::from_secs_f64(per_tick as f64 * sim.physics_dt_s / config.speed.max(1e-3));
     let mut outcomes = Vec::new();
     let mut seq = 0u64;
     let mut index = 0usize;
@@ -190,10 +196,13 @@ pub fn run_sim_robot(
                     }
                 }
             }
-            stepper.step(Action::JointPosition {
-                q_rad: hold.clone(),
-                gripper,
-            });
+            stepper.step_substeps(
+                Action::JointPosition {
+                    q_rad: hold.clone(),
+                    gripper,
+                },
+                per_tick,
+            );
             seq += 1;
             publish_state(&stepper, seq)?;
             next += period;
@@ -222,4 +231,32 @@ pub fn run_sim_robot(
         index += 1;
     }
     Ok(outcomes)
+}
+
+/// Physics steps between two driver ticks at `driver_hz`, checked to split control periods
+/// evenly.
+pub fn physics_steps_per_tick(sim: &SimConfig, driver_hz: f64) -> Result<usize> {
+    let per_step = sim.substeps();
+    let per_tick = (1.0 / (driver_hz * sim.physics_dt_s)).round();
+    let exact = (per_tick * sim.physics_dt_s * driver_hz - 1.0).abs() < 1e-6;
+    if !driver_hz.is_finite() || driver_hz <= 0.0 || per_tick < 1.0 || !exact {
+        return Err(BridgeError::config(
+            "driver_hz",
+            format!(
+                "{driver_hz} Hz is not the physics rate ({} Hz) divided by a whole number",
+                1.0 / sim.physics_dt_s
+            ),
+        ));
+    }
+    let per_tick = per_tick as usize;
+    if !per_step.is_multiple_of(per_tick) {
+        return Err(BridgeError::config(
+            "driver_hz",
+            format!(
+                "{driver_hz} Hz does not split a control period ({per_step} physics steps of {} s) evenly",
+                sim.physics_dt_s
+            ),
+        ));
+    }
+    Ok(per_tick)
 }

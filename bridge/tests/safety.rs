@@ -111,6 +111,52 @@ fn the_filter_reaches_a_reachable_target_and_holds() {
     assert!(f.at_rest());
 }
 
+/// A policy's targets step every control period (here 0.03 rad every 4 ticks, then hold):
+/// even where the bounds bind, the command follows without reversing or overshooting and
+/// settles on the last target (the old tracking law overshot by 37% and rang for 300 ms).
+#[test]
+fn a_staircase_target_is_followed_without_overshoot_or_ringing() {
+    let robot = ur5e();
+    for (a_max, j_max) in [(40.0, 2000.0), (400.0, 400_000.0)] {
+        let config = SafetyConfig {
+            max_accel_rad_s2: a_max,
+            max_jerk_rad_s3: j_max,
+            ..SafetyConfig::default()
+        };
+        let mut f = SafetyFilter::new(robot.clone(), &config, RATE_HZ).unwrap();
+        f.reset(&robot.home_q_rad, 1.0).unwrap();
+        let mut target = robot.home_q_rad.clone();
+        let mut settled_at = None;
+        for k in 0..120u64 {
+            if k.is_multiple_of(4) && k < 24 {
+                target[0] += 0.03;
+            }
+            f.step(Some(&target), 1.0, k * PERIOD_NS);
+            let (q, v) = (f.q_cmd_rad()[0], f.v_cmd_rad_s()[0]);
+            assert!(v >= -1e-6, "a={a_max}: reversed at tick {k}: v {v}");
+            assert!(
+                q <= target[0] + 1e-6,
+                "a={a_max}: overshot at tick {k}: {q} > {}",
+                target[0]
+            );
+            if k >= 24 && settled_at.is_none() && (q - target[0]).abs() < 1e-4 && v.abs() < 1e-3 {
+                settled_at = Some(k);
+            }
+            if let Some(s) = settled_at {
+                assert!(
+                    (q - target[0]).abs() < 1e-4,
+                    "a={a_max}: left the target after tick {s}"
+                );
+            }
+        }
+        let settled_at = settled_at.expect("settles");
+        assert!(
+            settled_at < 24 + 20,
+            "a={a_max}: settled only at tick {settled_at}"
+        );
+    }
+}
+
 /// Moving at speed, then told to stop: the commanded trajectory brakes within the bounds
 /// and comes to rest, and a target beyond the box edge is stopped at the edge.
 #[test]

@@ -170,6 +170,10 @@ pub struct SimRobotArgs {
     /// Simulated time per wall-clock time (1 = real time).
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
+    /// Driver rate (Hz): how often the arm takes the newest command and publishes its state
+    /// (the physics rate divided by a whole number, a multiple of the control rate).
+    #[arg(long, default_value_t = 100.0)]
+    pub driver_hz: f64,
     /// Start each episode only once the controller reports a policy driving.
     #[arg(long)]
     pub wait_for_policy: bool,
@@ -205,6 +209,7 @@ pub fn sim_robot(args: &SimRobotArgs) -> anyhow::Result<()> {
     let config = bridge::sim_robot::SimRobotConfig {
         episodes: args.episodes,
         speed: args.speed,
+        driver_hz: args.driver_hz,
         wait_for_policy: args.wait_for_policy,
         ..Default::default()
     };

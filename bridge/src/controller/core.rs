@@ -274,15 +274,16 @@ impl ControllerCore {
             self.resync,
         ) {
             // Inference at the policy's rate, phase-locked to the arm's state: once due (within
-            // a control tick of the deadline) it waits for a state it has not seen yet, as in
-            // simulation where every action answers a fresh observation; half a period late it
-            // goes ahead with the last one.
+            // half a control tick of the deadline, so jitter neither skips nor doubles a
+            // period) it waits for a state it has not seen yet, as in simulation where every
+            // action answers a fresh observation; half a period late it goes ahead with the
+            // last one.
             let tick_ns = (1e9 / self.config.rate_hz) as u64;
-            let due = now_ns + tick_ns >= a.next_infer_ns;
+            let due = now_ns + tick_ns / 2 >= a.next_infer_ns;
             let fresh = a.inferred_seq != Some(state.seq);
             let overdue = now_ns >= a.next_infer_ns + a.period_ns / 2;
             if due && (fresh || overdue) {
-                a.next_infer_ns = now_ns + a.period_ns.saturating_sub(tick_ns / 2);
+                a.next_infer_ns = now_ns + a.period_ns;
                 a.inferred_seq = Some(state.seq);
                 self.inferred = true;
                 let time_s = now_ns.saturating_sub(self.task_start_ns) as f64 / 1e9;

@@ -2,6 +2,7 @@
 //! watchdog at the control rate, filtered joint commands out (`core.rs` the logic, `runner.rs`
 //! the policy side, `node.rs` the zenoh wiring and control thread, `telemetry.rs` latency).
 
+pub mod clock;
 pub mod core;
 pub mod node;
 pub mod runner;

@@ -1,5 +1,6 @@
 //! The controller on the network: zenoh subscribers feed an inbox, one dedicated thread runs
-//! `ControllerCore::step` at the control rate and publishes the filtered commands, telemetry
+//! `ControllerCore::step` at the control rate (read–update–write: phase-locked to the arm's
+//! joint states, see `clock`) and publishes the filtered commands, telemetry
 //! goes out on `…/policy/status`. Bundles are verified and loaded on the subscriber's thread
 //! and handed to the control thread ready to activate.
 
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use robots::Manipulator;
 use zenoh::{Session, Wait};
 
+use super::clock::TickClock;
 use super::core::{prepare_bundle, ControllerConfig, ControllerCore, PreparedBundle};
 use crate::error::{BridgeError, Result};
 use crate::protocol::{
@@ -120,15 +122,31 @@ pub fn run_controller(
     let mut core = ControllerCore::new(robot, config.clone())?;
     let t0 = Instant::now();
     let now_ns = || t0.elapsed().as_nanos() as u64;
-    let period = Duration::from_secs_f64(1.0 / config.rate_hz);
     let status_every = ((STATUS_PERIOD_S * config.rate_hz).round() as u64).max(1);
-    let mut next = Instant::now();
+    let mut clock = TickClock::new(config.rate_hz, now_ns());
     let mut tick: u64 = 0;
     while !stop.load(Ordering::Relaxed) {
-        while let Ok(m) = rx.try_recv() {
+        // Take messages until the step is due: on its deadline, or as soon as a fresh joint
+        // state arrives close enough to it.
+        loop {
+            let now = now_ns();
+            let deadline = clock.deadline_ns();
+            if now >= deadline || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let m = match rx.recv_timeout(Duration::from_nanos(deadline - now)) {
+                Ok(m) => m,
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            };
             let now = now_ns();
             match m {
-                Inbound::State(s) => core.on_joint_state(s, now),
+                Inbound::State(s) => {
+                    core.on_joint_state(s, now);
+                    if clock.on_state(now) {
+                        break;
+                    }
+                }
                 Inbound::Objects(o) => core.on_objects(o),
                 Inbound::Task(t) => {
                     if let Err(e) = core.on_task(&t) {
@@ -151,7 +169,9 @@ pub fn run_controller(
                 }
             }
         }
-        if let Some(cmd) = core.step(now_ns()) {
+        let now = now_ns();
+        clock.ticked(now);
+        if let Some(cmd) = core.step(now) {
             cmd_pub
                 .put(cmd.encode())
                 .wait()
@@ -164,14 +184,6 @@ pub fn run_controller(
         if tick.is_multiple_of(status_every) {
             let status = core.status(now_ns(), 0, true, None);
             let _ = status_pub.put(status.encode()).wait();
-        }
-        next += period;
-        let now = Instant::now();
-        if next > now {
-            std::thread::sleep(next - now);
-        } else {
-            // Overran: do not try to catch up with a burst of ticks.
-            next = now;
         }
     }
     drop(subscribers);

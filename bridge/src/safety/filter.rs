@@ -25,12 +25,32 @@ const REST_EPS: f64 = 1e-9;
 const MAX_BRAKE_STEPS: usize = 4000;
 /// Bisection steps between the braking step and the step toward the target.
 const BISECTION_STEPS: usize = 12;
+/// Bisection steps for the acceleration that stops a joint on its target.
+const TRACK_BISECTION_STEPS: usize = 30;
 
 /// The braking law: drive acceleration so the velocity reaches zero as acceleration does
 /// (`v + a|a|/2j → 0`), within the jerk window and the acceleration bound.
 fn brake_accel(v: f64, a: f64, a_max: f64, j_dt: f64, dt: f64, j: f64) -> f64 {
     let want = -(v + a * a.abs() / (2.0 * j)) / dt;
     want.clamp(a - j_dt, a + j_dt).clamp(-a_max, a_max)
+}
+
+/// Where one joint comes to rest if it takes acceleration `a1` for one period from `(q, v)` and
+/// then follows the braking law.
+fn stop_position(q: f64, v: f64, a1: f64, a_max: f64, j: f64, dt: f64) -> f64 {
+    let j_dt = j * dt;
+    let (mut q, mut v, mut a) = (q, v, a1);
+    v += a * dt;
+    q += v * dt;
+    for _ in 0..MAX_BRAKE_STEPS {
+        if v.abs() < REST_EPS && a.abs() < REST_EPS {
+            break;
+        }
+        a = brake_accel(v, a, a_max, j_dt, dt, j);
+        v += a * dt;
+        q += v * dt;
+    }
+    q
 }
 
 #[derive(Debug)]
@@ -173,7 +193,7 @@ impl SafetyFilter {
         let (dt, j, a_max) = self.dynamics();
         let j_dt = j * dt;
         for i in 0..n {
-            let (q, v, a) = (self.q[i], self.v[i], self.a[i]);
+            let (v, a) = (self.v[i], self.a[i]);
             self.a_brake[i] = brake_accel(v, a, a_max, j_dt, dt, j);
             self.a_target[i] = match target {
                 Some(t) => {
@@ -182,12 +202,7 @@ impl SafetyFilter {
                     if goal != t[i] {
                         self.hits.position += 1;
                     }
-                    let e = goal - q;
-                    let v_max = self.limits.v_max_rad_s[i];
-                    let v_des =
-                        e.signum() * v_max.min((2.0 * a_max * e.abs()).sqrt()).min(e.abs() / dt);
-                    let want = (v_des - (v + a * a.abs() / (2.0 * j))) / dt;
-                    want.clamp(a - j_dt, a + j_dt).clamp(-a_max, a_max)
+                    self.track_accel(i, goal)
                 }
                 None => self.a_brake[i],
             };
@@ -224,6 +239,55 @@ impl SafetyFilter {
             self.a.fill(0.0);
         }
         true
+    }
+
+    /// The next acceleration of joint `i` toward `goal`: a step onto it where the bounds allow
+    /// one; else full push while braking from the step it leads to still stops short of the
+    /// goal, otherwise the acceleration whose braking stop lands on the goal (bisection; the stop is monotone in the acceleration), so the joint
+    /// arrives as fast as its bounds allow and never overshoots a target that holds still.
+    fn track_accel(&self, i: usize, goal: f64) -> f64 {
+        let (dt, j, a_max) = self.dynamics();
+        let j_dt = j * dt;
+        let (q, v, a) = (self.q[i], self.v[i], self.a[i]);
+        let mut lo = (a - j_dt).max(-a_max);
+        let mut hi = (a + j_dt).min(a_max);
+        // Stay inside the velocity bound where the jerk window allows it.
+        let v_max = self.limits.v_max_rad_s[i];
+        let (v_lo, v_hi) = ((-v_max - v) / dt, (v_max - v) / dt);
+        if v_lo <= hi && v_hi >= lo {
+            lo = lo.max(v_lo);
+            hi = hi.min(v_hi);
+        }
+        // Land on the goal next tick and stay there when the bounds allow it: the command
+        // steps like the targets a simulator-trained policy expects, and a settling joint
+        // comes exactly to rest instead of dithering.
+        let v1 = (goal - q) / dt;
+        let (a1, a2) = ((v1 - v) / dt, -v1 / dt);
+        if v1.abs() <= v_max
+            && a1.abs() <= a_max
+            && a2.abs() <= a_max
+            && (a1 - a).abs() <= j_dt
+            && (a2 - a1).abs() <= j_dt
+            && a2.abs() <= j_dt
+        {
+            return a1;
+        }
+        let overshoot = |a1: f64| stop_position(q, v, a1, a_max, j, dt) - goal;
+        if overshoot(hi) <= 0.0 {
+            return hi;
+        }
+        if overshoot(lo) >= 0.0 {
+            return lo;
+        }
+        for _ in 0..TRACK_BISECTION_STEPS {
+            let mid = 0.5 * (lo + hi);
+            if overshoot(mid) > 0.0 {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        0.5 * (lo + hi)
     }
 
     /// Attributes a blocked step to the limit that braking would have hit.

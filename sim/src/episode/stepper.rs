@@ -32,6 +32,8 @@ pub struct EpisodeStepper {
     max_steps: usize,
     hold_steps: usize,
     held_since: Option<(usize, f64)>,
+    /// Physics steps already taken in the current control period.
+    substep: usize,
     done: bool,
 }
 
@@ -72,6 +74,7 @@ impl EpisodeStepper {
             max_steps,
             hold_steps: (task.goal.hold_s / dt).round() as usize,
             held_since: None,
+            substep: 0,
             done: max_steps == 0,
         })
     }
@@ -107,19 +110,59 @@ impl EpisodeStepper {
         self.outcome.control_steps
     }
 
-    /// Applies `action` for one control period and judges the result. Does nothing once done.
+    /// The joint targets the motors are driven to.
+    pub fn q_target_rad(&self) -> &[f64] {
+        self.scene.q_target_rad()
+    }
+
+    /// Physics steps in one control period.
+    pub fn substeps_per_step(&self) -> usize {
+        self.config.substeps()
+    }
+
+    /// Applies `action` until the end of the current control period and judges the result.
+    /// Does nothing once done.
     pub fn step(&mut self, action: Action) {
-        if self.done {
-            return;
+        let rest = self.config.substeps() - self.substep;
+        self.step_substeps(action, rest);
+    }
+
+    /// Applies `action` for `n` physics steps, at most to the end of the current control
+    /// period, as a driver does that takes commands faster than the policy acts. The period
+    /// is judged (reward, health, failure, success hold) and recorded with the action in force
+    /// at its end once its last physics step is taken; before that the observation follows
+    /// the physics. An end-effector delta is applied on every call. Returns the physics steps
+    /// taken (0 once done).
+    pub fn step_substeps(&mut self, action: Action, n: usize) -> usize {
+        if self.done || n == 0 {
+            return 0;
         }
         let step = self.steps.len();
         if let Err(problem) = self.scene.apply(&action) {
             // A controller bug ends this episode, not the batch.
             self.outcome.invalid = Some(format!("step {step}: invalid action: {problem}"));
             self.done = true;
-            return;
+            return 0;
         }
-        self.scene.step_control();
+        if self.substep == 0 {
+            self.scene.begin_control_period();
+        }
+        let per_step = self.config.substeps();
+        let taken = n.min(per_step - self.substep);
+        self.scene.step_physics(taken);
+        self.substep += taken;
+        if self.substep < per_step {
+            let state = self.scene.physics_state();
+            self.observation = self.scene.observe(&state, !self.config.cameras.is_empty());
+            return taken;
+        }
+        self.substep = 0;
+        self.end_period(step, action);
+        taken
+    }
+
+    /// Judges and records the control period that just ended.
+    fn end_period(&mut self, step: usize, action: Action) {
         let state = self.scene.physics_state();
         let judge = Judge {
             task: &self.task,

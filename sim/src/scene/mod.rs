@@ -45,6 +45,10 @@ pub struct Scene {
     contacts: ContactSummary,
     motor_energy_j: f64,
     time_s: f64,
+    /// Start of the current control period and the physics steps taken in it (time is summed
+    /// per period, so it does not depend on how a period is split).
+    period_start_s: f64,
+    period_physics_steps: usize,
     cameras: Vec<Camera>,
 }
 
@@ -160,6 +164,8 @@ impl Scene {
             contacts: ContactSummary::new(n_fingers, task.objects.len()),
             motor_energy_j: 0.0,
             time_s: 0.0,
+            period_start_s: 0.0,
+            period_physics_steps: 0,
             cameras,
         })
     }
@@ -222,13 +228,25 @@ impl Scene {
 
     /// Advances one control period (several physics steps).
     pub fn step_control(&mut self) {
-        let substeps = self.config.substeps();
-        let dt = self.config.physics_dt_s;
-        let gripper_q = gripper_targets(&self.robot, self.gripper_target);
+        self.begin_control_period();
+        self.step_physics(self.config.substeps());
+    }
+
+    /// Starts a control period: the contact summary and motor energy accumulate from here.
+    pub fn begin_control_period(&mut self) {
         self.contacts =
             ContactSummary::new(self.articulation.gripper.len(), self.task.objects.len());
         self.motor_energy_j = 0.0;
-        for _ in 0..substeps {
+        self.period_start_s = self.time_s;
+        self.period_physics_steps = 0;
+    }
+
+    /// Advances `n` physics steps towards the current targets (part of a control period, for
+    /// a driver that takes commands faster than the policy acts).
+    pub fn step_physics(&mut self, n: usize) {
+        let dt = self.config.physics_dt_s;
+        let gripper_q = gripper_targets(&self.robot, self.gripper_target);
+        for _ in 0..n {
             if self.config.gains.gravity_compensation {
                 self.articulation
                     .update_gravity_compensation(&self.world, 9.81);
@@ -239,7 +257,8 @@ impl Scene {
             self.contacts.accumulate(&self.world, &self.roles, dt);
             self.motor_energy_j += self.motor_power_w() * dt;
         }
-        self.time_s += substeps as f64 * dt;
+        self.period_physics_steps += n;
+        self.time_s = self.period_start_s + self.period_physics_steps as f64 * dt;
     }
 
     /// |τ·q̇| summed over arm joints, with τ the PD law the motors apply (clamped to effort).
