@@ -1,7 +1,10 @@
 //! The controller driving the simulator in lockstep (no network): the arm follows the newest
-//! command for one controller tick of physics, as `sim-robot` does in real time. Prints the success rate next to the simulator's
-//! own evaluation of the same checkpoint on the same variants.
+//! command for one controller tick of physics, as `sim-robot` does in real time. Prints the
+//! success rate next to the simulator's own evaluation of the same checkpoint on the same
+//! variants, and the arm's joint accelerations.
 //! `cargo run -p coevolve-bridge --example lockstep -- CKPT SKILL EPISODES SEED [loose]`
+//! Environment: `A_MAX`, `J_MAX` override the filter's bounds; `COARSE=1` lets the arm take
+//! only each control period's last command; `TRACE=i` prints episode `i` tick by tick.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
