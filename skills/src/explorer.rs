@@ -88,24 +88,6 @@ impl PlanDistribution {
         PlanDistribution { mean, std }
     }
 
-    /// A start for a new skill from a prerequisite's distribution: the first half of the plan
-    /// (the approach, anchored on the object) keeps what the prerequisite learned; the second
-    /// half's positions (where the skill takes it) get at least the initial spread back, so
-    /// that the search can find how the new skill differs (lift: up) instead of staying at
-    /// the prerequisite's converged few millimetres. Gripper commands and yaw are kept.
-    pub fn widened_for_successor(&self, cfg: &CemConfig) -> PlanDistribution {
-        let mut out = self.clone();
-        let k = out.mean.len() / PER_KEYFRAME;
-        for i in k.div_ceil(2)..k {
-            for d in 0..3 {
-                if let Some(s) = out.std.get_mut(i * PER_KEYFRAME + d) {
-                    *s = s.max(cfg.init_offset_std_m);
-                }
-            }
-        }
-        out
-    }
-
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
         self.mean
             .iter()

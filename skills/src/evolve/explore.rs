@@ -85,7 +85,7 @@ pub fn explore_skill(
         let start = st
             .search
             .clone()
-            .or_else(|| prerequisite_search.map(|d| d.widened_for_successor(&cfg.cem)))
+            .or(prerequisite_search)
             .filter(|d| d.mean.len() == PlanDistribution::initial(&cfg.cem).mean.len())
             .unwrap_or_else(|| PlanDistribution::initial(&cfg.cem));
         let cem = CemConfig {
