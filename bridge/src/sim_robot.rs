@@ -1,5 +1,6 @@
 //! A simulated arm that speaks the protocol exactly like a real driver: it publishes joint
-//! state (and the perceived objects and the task) and follows joint position commands at its
+//! state (and the perceived objects, the camera images when the simulator has cameras, and the
+//! task) and follows joint position commands at its
 //! driver rate (default 100 Hz), stepping rapier's physics in real time between them. It runs episodes back to back, judges
 //! each with the simulator's physics success predicate and publishes the outcome, so the whole
 //! deploy path is testable on one machine.
@@ -15,8 +16,8 @@ use zenoh::{Session, Wait};
 
 use crate::error::{BridgeError, Result};
 use crate::protocol::{
-    ControllerMode, EpisodeMsg, JointCommandMsg, JointStateMsg, ObjectPose, ObjectsMsg,
-    PolicyStatusMsg, RobotKeys, TaskMsg, WireMessage,
+    CameraImage, CameraMsg, ControllerMode, EpisodeMsg, JointCommandMsg, JointStateMsg, ObjectPose,
+    ObjectsMsg, PolicyStatusMsg, RobotKeys, TaskMsg, WireMessage,
 };
 use crate::transport::unix_ns;
 
@@ -72,6 +73,25 @@ pub fn state_messages(obs: &Observation, seq: u64, stamp_ns: u64) -> (JointState
             .collect(),
     };
     (state, objects)
+}
+
+/// The camera message for an observation that has images (those at control-period ends, when
+/// the simulator has cameras), published before the joint state with the same `seq`.
+pub fn camera_message(obs: &Observation, seq: u64, stamp_ns: u64) -> Option<CameraMsg> {
+    (!obs.images.is_empty()).then(|| CameraMsg {
+        seq,
+        stamp_ns,
+        frames: obs
+            .images
+            .iter()
+            .map(|f| CameraImage {
+                width: f.width,
+                height: f.height,
+                rgb: f.rgb.clone(),
+                depth_m: f.depth_m.clone(),
+            })
+            .collect(),
+    })
 }
 
 /// Outcome of one simulated episode.
@@ -130,6 +150,7 @@ pub fn run_sim_robot(
     };
     let state_pub = publisher(keys.state_joints())?;
     let objects_pub = publisher(keys.state_objects())?;
+    let camera_pub = publisher(keys.state_camera())?;
     let task_pub = publisher(keys.task())?;
     let episode_pub = publisher(keys.sim_episode())?;
     let per_tick = physics_steps_per_tick(&sim, config.driver_hz)?;
@@ -147,7 +168,14 @@ pub fn run_sim_robot(
         let mut hold = stepper.observation().q_target_rad.clone();
         let mut gripper = 1.0;
         let publish_state = |stepper: &EpisodeStepper, seq: u64| -> Result<()> {
-            let (state, objects) = state_messages(stepper.observation(), seq, unix_ns());
+            let stamp_ns = unix_ns();
+            if let Some(camera) = camera_message(stepper.observation(), seq, stamp_ns) {
+                camera_pub
+                    .put(camera.encode())
+                    .wait()
+                    .map_err(BridgeError::zenoh)?;
+            }
+            let (state, objects) = state_messages(stepper.observation(), seq, stamp_ns);
             objects_pub
                 .put(objects.encode())
                 .wait()

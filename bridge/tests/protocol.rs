@@ -98,6 +98,29 @@ fn status() -> impl Strategy<Value = PolicyStatusMsg> {
         })
 }
 
+fn camera() -> impl Strategy<Value = CameraMsg> {
+    (
+        any::<u64>(),
+        prop::collection::vec((1u32..5, 1u32..4, any::<u8>(), 0.0..3.0f32), 0..3),
+    )
+        .prop_map(|(seq, frames)| CameraMsg {
+            seq,
+            stamp_ns: seq ^ 3,
+            frames: frames
+                .into_iter()
+                .map(|(w, h, c, d)| {
+                    let n = (w * h) as usize;
+                    CameraImage {
+                        width: w,
+                        height: h,
+                        rgb: (0..3 * n).map(|i| c.wrapping_add(i as u8)).collect(),
+                        depth_m: (0..n).map(|i| d + i as f32 * 0.01).collect(),
+                    }
+                })
+                .collect(),
+        })
+}
+
 /// Round trip, then every strict prefix and every one-byte extension must fail.
 fn check_strict<M: WireMessage + PartialEq + std::fmt::Debug>(m: &M) {
     let bytes = m.encode();
@@ -128,6 +151,9 @@ proptest! {
     fn status_round_trips_strictly(m in status()) { check_strict(&m); }
 
     #[test]
+    fn camera_round_trips_strictly(m in camera()) { check_strict(&m); }
+
+    #[test]
     fn small_messages_round_trip_strictly(seq in any::<u64>(), s in ".{0,30}", b in any::<bool>(),
                                           bundle in prop::collection::vec(any::<u8>(), 0..64)) {
         check_strict(&HeartbeatMsg { seq, stamp_ns: seq, sender: s.clone() });
@@ -142,6 +168,7 @@ proptest! {
         let _ = JointStateMsg::decode(&bytes);
         let _ = JointCommandMsg::decode(&bytes);
         let _ = ObjectsMsg::decode(&bytes);
+        let _ = CameraMsg::decode(&bytes);
         let _ = PolicyStatusMsg::decode(&bytes);
         let _ = DeployMsg::decode(&bytes);
         let _ = bridge::bundle::Bundle::parse(&bytes);
@@ -185,4 +212,45 @@ fn errors_name_the_message_and_field() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("kind"), "{err}");
+}
+
+#[test]
+fn a_camera_image_must_match_its_size() {
+    let image = CameraImage {
+        width: 2,
+        height: 2,
+        rgb: vec![0; 12],
+        depth_m: vec![1.0; 4],
+    };
+    let ok = CameraMsg {
+        seq: 1,
+        stamp_ns: 2,
+        frames: vec![image.clone()],
+    };
+    assert_eq!(CameraMsg::decode(&ok.encode()).unwrap(), ok);
+    let short_rgb = CameraMsg {
+        frames: vec![CameraImage {
+            rgb: vec![0; 11],
+            ..image.clone()
+        }],
+        ..ok.clone()
+    };
+    let err = CameraMsg::decode(&short_rgb.encode())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Camera") && err.contains("rgb") && err.contains("2×2"),
+        "{err}"
+    );
+    let short_depth = CameraMsg {
+        frames: vec![CameraImage {
+            depth_m: vec![1.0; 3],
+            ..image
+        }],
+        ..ok
+    };
+    let err = CameraMsg::decode(&short_depth.encode())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("depth_m"), "{err}");
 }

@@ -177,6 +177,10 @@ pub struct SimRobotArgs {
     /// Start each episode only once the controller reports a policy driving.
     #[arg(long)]
     pub wait_for_policy: bool,
+    /// Render the default front and wrist cameras and publish them on `…/state/camera` at the
+    /// policy rate (for rgbd policies).
+    #[arg(long)]
+    pub cameras: bool,
     #[command(flatten)]
     pub net: NetArgs,
 }
@@ -194,7 +198,11 @@ pub fn sim_robot(args: &SimRobotArgs) -> anyhow::Result<()> {
         }
         None => skills::evolve::generation::heldout_variants(&skill),
     };
-    let sim = Arc::new(sim::SimConfig::default());
+    let mut sim = sim::SimConfig::default();
+    if args.cameras {
+        sim.cameras = sim::SimConfig::default_cameras();
+    }
+    let sim = Arc::new(sim);
     let keys = RobotKeys::new(&args.robot_id)?;
     let session = args.net.open()?;
     eprintln!(

@@ -15,7 +15,8 @@ use super::telemetry::LatencyWindow;
 use crate::bundle::Bundle;
 use crate::error::{BridgeError, Result};
 use crate::protocol::{
-    ControllerMode, EstopMsg, JointCommandMsg, JointStateMsg, ObjectsMsg, PolicyStatusMsg, TaskMsg,
+    CameraMsg, ControllerMode, EstopMsg, JointCommandMsg, JointStateMsg, ObjectsMsg,
+    PolicyStatusMsg, TaskMsg,
 };
 use crate::safety::{SafetyConfig, SafetyFilter, Watchdog};
 
@@ -91,6 +92,7 @@ pub struct ControllerCore {
     active: Option<Active>,
     state: Option<JointStateMsg>,
     objects: Option<ObjectsMsg>,
+    camera: Option<CameraMsg>,
     task: Option<(u64, TaskSpec)>,
     task_start_ns: u64,
     resync: bool,
@@ -117,6 +119,7 @@ impl ControllerCore {
             active: None,
             state: None,
             objects: None,
+            camera: None,
             task: None,
             task_start_ns: 0,
             resync: false,
@@ -170,6 +173,11 @@ impl ControllerCore {
 
     pub fn on_objects(&mut self, msg: ObjectsMsg) {
         self.objects = Some(msg);
+    }
+
+    /// Camera images (for rgbd policies), stamped with the joint state's `seq`.
+    pub fn on_camera(&mut self, msg: CameraMsg) {
+        self.camera = Some(msg);
     }
 
     /// A new task: the arm may have been reset for it, so the trajectory restarts from the
@@ -266,28 +274,37 @@ impl ControllerCore {
         }
         let mut drive = false;
         let mut gripper = self.filter.gripper_cmd();
-        if let (Some(a), Some(state), Some((_, task)), Some(objects), false) = (
+        if let (Some(a), Some(state), Some((_, task)), false) = (
             self.active.as_mut(),
             self.state.as_ref(),
             self.task.as_ref(),
-            self.objects.as_ref(),
             self.resync,
         ) {
             // Inference at the policy's rate, phase-locked to the arm's state: once due (within
             // half a control tick of the deadline, so jitter neither skips nor doubles a
-            // period) it waits for a state it has not seen yet, as in simulation where every
-            // action answers a fresh observation; half a period late it goes ahead with the
-            // last one.
+            // period) it waits for a state it has not seen yet (an rgbd policy: with the camera
+            // images taken with it), as in simulation where every action answers a fresh
+            // observation; half a period late it goes ahead with the last one.
             let tick_ns = (1e9 / self.config.rate_hz) as u64;
             let due = now_ns + tick_ns / 2 >= a.next_infer_ns;
-            let fresh = a.inferred_seq != Some(state.seq);
+            let images = a.runner.needs_images();
+            let camera = self.camera.as_ref().map(|c| (c.seq, c.frames.as_slice()));
+            let fresh = a.inferred_seq != Some(state.seq)
+                && (!images || camera.is_some_and(|(seq, _)| seq == state.seq));
             let overdue = now_ns >= a.next_infer_ns + a.period_ns / 2;
-            if due && (fresh || overdue) {
+            let perceived = if images {
+                camera.is_some()
+            } else {
+                self.objects.is_some()
+            };
+            if due && perceived && (fresh || overdue) {
                 a.next_infer_ns = now_ns + a.period_ns;
                 a.inferred_seq = Some(state.seq);
                 self.inferred = true;
                 let time_s = now_ns.saturating_sub(self.task_start_ns) as f64 / 1e9;
-                match a.runner.act(state, &objects.objects, task, time_s) {
+                let objects = self.objects.as_ref().map_or(&[][..], |o| &o.objects[..]);
+                let frames = camera.map_or(&[][..], |(_, f)| f);
+                match a.runner.act(state, objects, frames, task, time_s) {
                     Ok(true) => {}
                     Ok(false) => self.filter.hits.non_finite += 1,
                     Err(e) => self.detail = format!("policy: {e}"),

@@ -16,12 +16,14 @@ use super::clock::TickClock;
 use super::core::{prepare_bundle, ControllerConfig, ControllerCore, PreparedBundle};
 use crate::error::{BridgeError, Result};
 use crate::protocol::{
-    DeployMsg, EstopMsg, HeartbeatMsg, JointStateMsg, ObjectsMsg, RobotKeys, TaskMsg, WireMessage,
+    CameraMsg, DeployMsg, EstopMsg, HeartbeatMsg, JointStateMsg, ObjectsMsg, RobotKeys, TaskMsg,
+    WireMessage,
 };
 
 enum Inbound {
     State(JointStateMsg),
     Objects(ObjectsMsg),
+    Camera(CameraMsg),
     Task(TaskMsg),
     Heartbeat,
     Estop(EstopMsg),
@@ -61,6 +63,7 @@ pub fn run_controller(
     }
     subscribe!(keys.state_joints(), JointStateMsg, Inbound::State);
     subscribe!(keys.state_objects(), ObjectsMsg, Inbound::Objects);
+    subscribe!(keys.state_camera(), CameraMsg, Inbound::Camera);
     subscribe!(keys.task(), TaskMsg, Inbound::Task);
     subscribe!(keys.heartbeat(), HeartbeatMsg, |_| Inbound::Heartbeat);
     subscribe!(keys.estop(), EstopMsg, Inbound::Estop);
@@ -148,6 +151,7 @@ pub fn run_controller(
                     }
                 }
                 Inbound::Objects(o) => core.on_objects(o),
+                Inbound::Camera(c) => core.on_camera(c),
                 Inbound::Task(t) => {
                     if let Err(e) = core.on_task(&t) {
                         let status =

@@ -14,7 +14,7 @@ use sim::state::{pose7, ObjectState};
 use sim::{Action, Observation, SimConfig, TaskSpec};
 
 use crate::error::{BridgeError, Result};
-use crate::protocol::{JointStateMsg, ObjectPose};
+use crate::protocol::{CameraImage, JointStateMsg, ObjectPose};
 
 #[derive(Debug)]
 pub struct PolicyRunner {
@@ -45,6 +45,11 @@ impl PolicyRunner {
         })
     }
 
+    /// The policy reads camera images (rgbd) rather than object poses.
+    pub fn needs_images(&self) -> bool {
+        self.policy.featurizer.model.obs == policy::ObsMode::Rgbd
+    }
+
     /// The policy's control period (s).
     pub fn period_s(&self) -> f64 {
         self.sim.control_dt_s()
@@ -62,6 +67,7 @@ impl PolicyRunner {
         &self,
         state: &JointStateMsg,
         objects: &[ObjectPose],
+        images: &[CameraImage],
         task: &TaskSpec,
         time_s: f64,
     ) -> Observation {
@@ -81,7 +87,16 @@ impl PolicyRunner {
                     ang_vel_rad_s: o.ang_vel_rad_s,
                 })
                 .collect(),
-            images: Vec::new(),
+            images: images
+                .iter()
+                .map(|f| sim::CameraFrame {
+                    width: f.width,
+                    height: f.height,
+                    rgb: f.rgb.clone(),
+                    depth_m: f.depth_m.clone(),
+                    segmentation: Vec::new(),
+                })
+                .collect(),
         }
     }
 
@@ -92,6 +107,7 @@ impl PolicyRunner {
         &mut self,
         state: &JointStateMsg,
         objects: &[ObjectPose],
+        images: &[CameraImage],
         task: &TaskSpec,
         time_s: f64,
     ) -> Result<bool> {
@@ -105,7 +121,7 @@ impl PolicyRunner {
                 ),
             ));
         }
-        let obs = self.observation(state, objects, task, time_s);
+        let obs = self.observation(state, objects, images, task, time_s);
         let row = self.policy.featurizer.row(&obs, task)?;
         let out = self.policy.infer(&[&row])?;
         let mut a = [0.0f32; ACTION_DIM];

@@ -120,6 +120,79 @@ impl WireMessage for ObjectsMsg {
     }
 }
 
+/// Camera images from the robot (`…/state/camera`), in the order of the policy's camera
+/// configuration, stamped with the `seq` of the joint state they were taken with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CameraMsg {
+    pub seq: u64,
+    pub stamp_ns: u64,
+    pub frames: Vec<CameraImage>,
+}
+
+/// One RGB-D image, row-major, top row first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CameraImage {
+    pub width: u32,
+    pub height: u32,
+    /// 3 bytes per pixel.
+    pub rgb: Vec<u8>,
+    /// Z-depth along the optical axis (m), 0 where there is no reading.
+    pub depth_m: Vec<f32>,
+}
+
+impl WireMessage for CameraMsg {
+    const KIND: u8 = 5;
+    const NAME: &'static str = "Camera";
+    fn write(&self, w: &mut Writer) {
+        w.u64(self.seq);
+        w.u64(self.stamp_ns);
+        w.u32(u32::try_from(self.frames.len()).unwrap_or(u32::MAX));
+        for f in &self.frames {
+            w.u32(f.width);
+            w.u32(f.height);
+            w.bytes(&f.rgb);
+            w.f32s(&f.depth_m);
+        }
+    }
+    fn read(r: &mut Reader<'_>) -> Result<Self> {
+        let seq = r.u64("seq")?;
+        let stamp_ns = r.u64("stamp_ns")?;
+        // width, height and two length prefixes at least.
+        let n = r.count(16, "frames")?;
+        let mut frames = Vec::with_capacity(n);
+        for _ in 0..n {
+            let width = r.u32("width")?;
+            let height = r.u32("height")?;
+            let pixels = width as usize * height as usize;
+            let rgb = r.bytes("rgb")?;
+            if rgb.len() != 3 * pixels {
+                return Err(r.error(
+                    "rgb",
+                    format!("{} bytes for a {width}×{height} image", rgb.len()),
+                ));
+            }
+            let depth_m = r.f32s("depth_m")?;
+            if depth_m.len() != pixels {
+                return Err(r.error(
+                    "depth_m",
+                    format!("{} values for a {width}×{height} image", depth_m.len()),
+                ));
+            }
+            frames.push(CameraImage {
+                width,
+                height,
+                rgb,
+                depth_m,
+            });
+        }
+        Ok(CameraMsg {
+            seq,
+            stamp_ns,
+            frames,
+        })
+    }
+}
+
 /// The task the arm should perform (`…/task`): a `TaskSpec` as JSON (instruction, objects,
 /// zones, goal), published by an operator, or by the simulated arm at each episode start.
 #[derive(Clone, Debug, PartialEq)]

@@ -42,6 +42,9 @@ impl RobotKeys {
     pub fn state_objects(&self) -> String {
         self.key("state/objects")
     }
+    pub fn state_camera(&self) -> String {
+        self.key("state/camera")
+    }
     pub fn task(&self) -> String {
         self.key("task")
     }

@@ -61,6 +61,13 @@ impl Writer {
         }
     }
 
+    pub fn f32s(&mut self, v: &[f32]) {
+        self.len(v.len());
+        for x in v {
+            self.f32(*x);
+        }
+    }
+
     pub fn bytes(&mut self, v: &[u8]) {
         self.len(v.len());
         self.bytes.extend_from_slice(v);
@@ -106,7 +113,8 @@ impl<'a> Reader<'a> {
         Ok(r)
     }
 
-    fn error(&self, field: &str, problem: impl Into<String>) -> BridgeError {
+    /// An error naming this message and `field`.
+    pub fn error(&self, field: &str, problem: impl Into<String>) -> BridgeError {
         BridgeError::Decode {
             message: self.message,
             field: field.to_string(),
@@ -174,6 +182,11 @@ impl<'a> Reader<'a> {
     pub fn f64s(&mut self, field: &str) -> Result<Vec<f64>> {
         let n = self.len(8, field)?;
         (0..n).map(|_| self.f64(field)).collect()
+    }
+
+    pub fn f32s(&mut self, field: &str) -> Result<Vec<f32>> {
+        let n = self.len(4, field)?;
+        (0..n).map(|_| self.f32(field)).collect()
     }
 
     pub fn bytes(&mut self, field: &str) -> Result<Vec<u8>> {

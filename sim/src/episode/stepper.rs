@@ -131,7 +131,7 @@ impl EpisodeStepper {
     /// period, as a driver does that takes commands faster than the policy acts. The period
     /// is judged (reward, health, failure, success hold) and recorded with the action in force
     /// at its end once its last physics step is taken; before that the observation follows
-    /// the physics. An end-effector delta is applied on every call. Returns the physics steps
+    /// the physics (without camera images). An end-effector delta is applied on every call. Returns the physics steps
     /// taken (0 once done).
     pub fn step_substeps(&mut self, action: Action, n: usize) -> usize {
         if self.done || n == 0 {
@@ -152,8 +152,9 @@ impl EpisodeStepper {
         self.scene.step_physics(taken);
         self.substep += taken;
         if self.substep < per_step {
+            // Cameras render at the policy's rate: mid-period observations carry no images.
             let state = self.scene.physics_state();
-            self.observation = self.scene.observe(&state, !self.config.cameras.is_empty());
+            self.observation = self.scene.observe(&state, false);
             return taken;
         }
         self.substep = 0;
