@@ -140,6 +140,57 @@ fn leftovers(dir: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
+/// `coevolve deploy --run` finds the run's current policy for a trained skill, bundles and
+/// signs it (then, with no controller listening, reports that nobody answered); a skill the
+/// run does not have is named with the ones it has.
+fn deploy_reads_the_run(dir: &Path, run: &Path) {
+    let coevolve = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_coevolve"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let key = dir.join("ops");
+    let key_s = key.to_str().unwrap();
+    assert!(coevolve(&["keys", "generate", "--out", key_s])
+        .status
+        .success());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let deploy = |skill: &str| {
+        coevolve(&[
+            "deploy",
+            "--run",
+            run.to_str().unwrap(),
+            "--skill",
+            skill,
+            "--robot-id",
+            "arm1",
+            "--key",
+            &format!("{key_s}.key"),
+            "--timeout-s",
+            "1",
+            "--listen",
+            &endpoint,
+        ])
+    };
+    let out = deploy("reach");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("deploy: bundle"), "{err}");
+    assert!(err.contains("no answer from controller `arm1`"), "{err}");
+    let out = deploy("stack");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no skill `stack`") && err.contains("reach"),
+        "{err}"
+    );
+}
+
 #[test]
 fn evolve_killed_at_random_points_resumes_to_the_same_result() {
     let dir = tempfile::tempdir().unwrap();
@@ -170,6 +221,8 @@ fn evolve_killed_at_random_points_resumes_to_the_same_result() {
     }
     assert!(report["skills"][0]["episodes_used"].as_u64().unwrap() > 0);
     assert_eq!(report["history"].as_array().unwrap().len(), 3);
+
+    deploy_reads_the_run(dir.path(), &reference);
 
     // Kill the same run with SIGKILL at random moments, resuming each time.
     let seed: u64 = rand::random();
