@@ -200,6 +200,23 @@ pub struct SearchResult {
     pub episodes_run: usize,
 }
 
+/// After an iteration without a single success: the spread of the second half's keyframe
+/// positions (anchored on the goal's target: where the plan takes the object) doubles, up to
+/// the initial spread. A search continued from a prerequisite's converged distribution (lift
+/// from grasp) keeps the approach it learned but can find where the new skill goes (up)
+/// instead of sampling within the prerequisite's few millimetres; a search that succeeds is
+/// left alone.
+fn widen_goal_half(dist: &mut PlanDistribution, cfg: &CemConfig) {
+    let k = dist.mean.len() / PER_KEYFRAME;
+    for i in k.div_ceil(2)..k {
+        for d in 0..3 {
+            if let Some(s) = dist.std.get_mut(i * PER_KEYFRAME + d) {
+                *s = (2.0 * *s).min(cfg.init_offset_std_m.max(*s));
+            }
+        }
+    }
+}
+
 /// The plan from keyframe `first` on: the earlier keyframes are dropped and the last one is
 /// repeated to keep the parameter count (the grasp yaw is kept).
 pub fn plan_suffix(plan: &[f64], first: usize) -> Vec<f64> {
@@ -329,10 +346,14 @@ pub fn cem_search_from(
             *mean_d = mean;
             *std_d = var.sqrt().max(cfg.min_std);
         }
+        let iteration_successes = episodes.iter().filter(|e| e.outcome.success).count();
+        if iteration_successes == 0 {
+            widen_goal_half(&mut dist, cfg);
+        }
         let record = CemIteration {
             iteration,
             candidates: scores.len(),
-            successes: episodes.iter().filter(|e| e.outcome.success).count(),
+            successes: iteration_successes,
             mean_score: scores.iter().sum::<f64>() / scores.len().max(1) as f64,
             elite_score: top.iter().map(|&i| scores[i]).sum::<f64>() / top.len().max(1) as f64,
         };
