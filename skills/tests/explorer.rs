@@ -45,3 +45,47 @@ fn cem_finds_lift_successes() {
         "lift: {last_rate}, {found} found"
     );
 }
+
+/// A search continued from a converged, failing distribution (a prerequisite's, millimetres
+/// wide) widens where the plan takes the object — the second half's keyframe positions — after
+/// each iteration without a success, and keeps the approach (the first half) as narrow as the
+/// elites say.
+#[test]
+fn iterations_without_success_widen_the_goal_half() {
+    use skills::explorer::{cem_search_from, PlanDistribution};
+    let tree = SkillTree::default_tree().unwrap();
+    let skill = tree.get("lift").unwrap();
+    let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
+    let sim = Arc::new(sim::SimConfig::default());
+    let cfg = CemConfig {
+        population: 8,
+        elites: 4,
+        iterations: 2,
+        ..CemConfig::default()
+    };
+    let mut start = PlanDistribution::initial(&cfg);
+    start.std.iter_mut().for_each(|s| *s = cfg.min_std);
+    let result = cem_search_from(
+        start,
+        &|_, rng| skill.sample_task(rng),
+        &robot,
+        &sim,
+        &cfg,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(result.history.iter().all(|h| h.successes == 0));
+    let std = &result.distribution.std;
+    let positions = |keyframes: std::ops::Range<usize>| {
+        let v: Vec<f64> = keyframes
+            .flat_map(|k| (0..3).map(move |d| k * 4 + d))
+            .map(|i| std[i])
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (approach, goal) = (positions(0..2), positions(2..4));
+    assert!(
+        goal > 2.5 * approach && goal <= cfg.init_offset_std_m,
+        "goal half {goal:.4}, approach {approach:.4}"
+    );
+}
