@@ -115,7 +115,7 @@ impl Default for EvolveConfig {
         EvolveConfig {
             tree: "default".into(),
             robot: "ur5e".into(),
-            generations: 8,
+            generations: 10,
             episode_budget: None,
             targets: vec!["place".into()],
             seed: 0,
