@@ -11,4 +11,4 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/torch-env.sh
 source scripts/torch-env.sh
 cargo build --release --bin coevolve
-target/release/coevolve evolve --resume "$@"
+"${CARGO_TARGET_DIR:-target}/release/coevolve" evolve --resume "$@"
