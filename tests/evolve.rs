@@ -93,7 +93,14 @@ fn results(run: &Path) -> (Vec<serde_json::Value>, serde_json::Value, serde_json
         fn walk(v: &mut serde_json::Value) {
             match v {
                 serde_json::Value::Object(m) => {
-                    for k in ["wall_s", "samples_per_sec", "sim_steps_per_sec"] {
+                    for k in [
+                        "wall_s",
+                        "samples_per_sec",
+                        "sim_steps_per_sec",
+                        "explore_s",
+                        "evaluate_s",
+                        "synthesis_s",
+                    ] {
                         m.remove(k);
                     }
                     m.values_mut().for_each(walk);
@@ -221,6 +228,18 @@ fn evolve_killed_at_random_points_resumes_to_the_same_result() {
     }
     assert!(report["skills"][0]["episodes_used"].as_u64().unwrap() > 0);
     assert_eq!(report["history"].as_array().unwrap().len(), 3);
+    for field in [
+        "rollouts",
+        "cut",
+        "audited_cut",
+        "steps_after_cut",
+        "cut_but_succeeded",
+    ] {
+        assert!(
+            report["early_stop"].get(field).is_some(),
+            "report early_stop has `{field}`"
+        );
+    }
 
     deploy_reads_the_run(dir.path(), &reference);
 

@@ -46,6 +46,8 @@ pub struct PolicyRollout {
     pub transitions: Vec<Transition>,
     /// The control step at which early stopping cut (or, auditing, would have cut) it.
     pub cut_at: Option<usize>,
+    /// Early stopping audited it: it ran to the end whatever its predicted success.
+    pub audited: bool,
 }
 
 /// Early stopping with the success head: a rollout whose predicted success stays below
@@ -58,6 +60,17 @@ pub struct EarlyStop {
     /// Only mark where rollouts would be cut and run them to the end (to measure how many cut
     /// rollouts would have succeeded).
     pub audit: bool,
+    /// Also audit every k-th rollout (index a multiple of k) while cutting the others: a
+    /// measured sample of what cutting costs. 0: none.
+    #[serde(default)]
+    pub audit_every: usize,
+}
+
+impl EarlyStop {
+    /// Whether rollout `index` runs to the end (its cut point only marked).
+    pub fn audits(&self, index: usize) -> bool {
+        self.audit || (self.audit_every > 0 && index.is_multiple_of(self.audit_every))
+    }
 }
 
 impl Default for EarlyStop {
@@ -67,36 +80,74 @@ impl Default for EarlyStop {
             patience_steps: 25,
             min_steps: 25,
             audit: false,
+            audit_every: 0,
         }
     }
 }
 
 /// What early stopping did to a set of rollouts.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct EarlyStopReport {
     pub rollouts: usize,
+    /// Rollouts whose predicted success stayed under the threshold (cut, or audited past it).
     pub cut: usize,
-    /// Control steps actually simulated, and (auditing) those after the cut points: the
-    /// compute early stopping saves.
+    /// Control steps actually simulated.
     pub steps_run: usize,
+    /// Cut rollouts that were audited (run to the end anyway).
+    pub audited_cut: usize,
+    /// Audited cut rollouts: the steps they ran after their cut points (the compute cutting
+    /// saves), and how many went on to succeed (the cost of the cut).
     pub steps_after_cut: usize,
-    /// Auditing: cut rollouts that went on to succeed (the cost of the cut).
     pub cut_but_succeeded: usize,
 }
 
 impl EarlyStopReport {
     pub fn of(runs: &[PolicyRollout]) -> EarlyStopReport {
-        let cut: Vec<&PolicyRollout> = runs.iter().filter(|r| r.cut_at.is_some()).collect();
+        let audited: Vec<&PolicyRollout> = runs
+            .iter()
+            .filter(|r| r.audited && r.cut_at.is_some())
+            .collect();
         EarlyStopReport {
             rollouts: runs.len(),
-            cut: cut.len(),
+            cut: runs.iter().filter(|r| r.cut_at.is_some()).count(),
             steps_run: runs.iter().map(|r| r.episode.outcome.control_steps).sum(),
-            steps_after_cut: cut
+            audited_cut: audited.len(),
+            steps_after_cut: audited
                 .iter()
-                .map(|r| r.episode.outcome.control_steps - r.cut_at.unwrap_or(0))
+                .map(|r| {
+                    r.episode
+                        .outcome
+                        .control_steps
+                        .saturating_sub(r.cut_at.unwrap_or(0) + 1)
+                })
                 .sum(),
-            cut_but_succeeded: cut.iter().filter(|r| r.episode.outcome.success).count(),
+            cut_but_succeeded: audited.iter().filter(|r| r.episode.outcome.success).count(),
         }
+    }
+
+    /// Sums two reports.
+    pub fn add(&mut self, other: &EarlyStopReport) {
+        self.rollouts += other.rollouts;
+        self.cut += other.cut;
+        self.steps_run += other.steps_run;
+        self.audited_cut += other.audited_cut;
+        self.steps_after_cut += other.steps_after_cut;
+        self.cut_but_succeeded += other.cut_but_succeeded;
+    }
+
+    /// Steps saved by the rollouts cut for real, estimated from the audited ones.
+    pub fn steps_saved_estimate(&self) -> f64 {
+        if self.audited_cut == 0 {
+            return 0.0;
+        }
+        let per_cut = self.steps_after_cut as f64 / self.audited_cut as f64;
+        per_cut * (self.cut - self.audited_cut) as f64
+    }
+
+    /// Share of cut rollouts that would have succeeded, measured on the audited ones.
+    pub fn cut_success_rate(&self) -> Option<f64> {
+        (self.audited_cut > 0).then(|| self.cut_but_succeeded as f64 / self.audited_cut as f64)
     }
 }
 
@@ -172,11 +223,13 @@ pub fn rollout(
     let mut transitions: Vec<Vec<Transition>> = vec![Vec::new(); tasks.len()];
     let mut low_value_steps = vec![0usize; tasks.len()];
     let mut cut_at: Vec<Option<usize>> = vec![None; tasks.len()];
-    let stops_for_real = cfg.early_stop.as_ref().is_some_and(|e| !e.audit);
+    let audited: Vec<bool> = (0..tasks.len())
+        .map(|i| cfg.early_stop.as_ref().is_some_and(|e| e.audits(i)))
+        .collect();
     let chunk = policy.featurizer.model.chunk as usize;
     loop {
         let active: Vec<usize> = (0..steppers.len())
-            .filter(|i| !(steppers[*i].is_done() || (stops_for_real && cut_at[*i].is_some())))
+            .filter(|i| !(steppers[*i].is_done() || (!audited[*i] && cut_at[*i].is_some())))
             .collect();
         if active.is_empty() {
             break;
@@ -246,10 +299,12 @@ pub fn rollout(
         .into_iter()
         .zip(transitions)
         .zip(cut_at)
-        .map(|((s, transitions), cut_at)| PolicyRollout {
+        .zip(audited)
+        .map(|(((s, transitions), cut_at), audited)| PolicyRollout {
             episode: s.finish(),
             transitions,
             cut_at,
+            audited,
         })
         .collect())
 }

@@ -75,7 +75,7 @@ fn early_stopping_saves_compute(
     robot: &std::sync::Arc<robots::Manipulator>,
 ) {
     let (tasks, seeds) = task_variants(SkillKind::Lift, 32, 2024);
-    let run = |audit: bool| {
+    let run = |audit: bool, audit_every: usize| {
         let cfg = RolloutConfig {
             sampling: Sampling::Greedy,
             threads: 2,
@@ -83,23 +83,29 @@ fn early_stopping_saves_compute(
             early_stop: Some(EarlyStop {
                 threshold: 0.25,
                 audit,
+                audit_every,
                 ..EarlyStop::default()
             }),
         };
         EarlyStopReport::of(&rollout(policy, robot, &tasks, &seeds, &cfg).unwrap())
     };
-    let audit = run(true);
-    let real = run(false);
-    eprintln!("early stopping, audit: {audit:?}; for real: {real:?}");
+    let audit = run(true, 0);
+    let real = run(false, 0);
+    let sampled = run(false, 2);
+    eprintln!("early stopping, audit: {audit:?}; for real: {real:?}; half audited: {sampled:?}");
     assert_eq!(audit.rollouts, 32);
     assert!(audit.cut > 0, "a weak policy has hopeless rollouts to cut");
+    assert_eq!(audit.audited_cut, audit.cut);
     assert!(audit.cut_but_succeeded <= audit.cut);
     assert_eq!(
-        real.cut_but_succeeded, 0,
-        "a rollout cut for real cannot succeed"
+        real.audited_cut, 0,
+        "nothing is audited when cutting for real"
     );
     assert!(
         real.steps_run < audit.steps_run,
         "cutting must save simulated steps"
     );
+    // Auditing every other rollout runs a sample of the cut ones past their cut points.
+    assert!(sampled.audited_cut > 0 && sampled.audited_cut <= sampled.cut);
+    assert!(real.steps_run <= sampled.steps_run && sampled.steps_run <= audit.steps_run);
 }

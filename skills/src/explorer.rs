@@ -43,6 +43,14 @@ pub struct CemConfig {
     pub success_bonus: f64,
     pub seed: u64,
     pub threads: Option<usize>,
+    /// After an iteration without a success, make the last keyframe's gripper event a coin
+    /// flip (how a place finds its release from a lift plan).
+    #[serde(default = "default_true")]
+    pub reopen_last_gripper: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 impl Default for CemConfig {
@@ -58,6 +66,7 @@ impl Default for CemConfig {
             success_bonus: 10_000.0,
             seed: 0,
             threads: None,
+            reopen_last_gripper: true,
         }
     }
 }
@@ -149,7 +158,7 @@ impl PlanController {
             .map(|i| {
                 let p = &params[i * PER_KEYFRAME..][..PER_KEYFRAME];
                 let anchor = if 2 * i < k { first } else { second };
-                let gripper = if p[3] > 0.5 { 1.0 } else { 0.0 };
+                let gripper = if p[3] > GRIPPER_THRESHOLD { 1.0 } else { 0.0 };
                 (anchor + Vector3::new(p[0], p[1], p[2]), gripper)
             })
             .collect();
@@ -200,12 +209,20 @@ pub struct SearchResult {
     pub episodes_run: usize,
 }
 
+/// A keyframe's gripper opens when its parameter is above this.
+const GRIPPER_THRESHOLD: f64 = 0.5;
+/// Least spread of the last keyframe's gripper parameter after widening.
+const GRIPPER_REOPEN_STD: f64 = 0.5;
+
 /// After an iteration without a single success: the spread of the second half's keyframe
 /// positions (anchored on the goal's target: where the plan takes the object) doubles, up to
-/// the initial spread. A search continued from a prerequisite's converged distribution (lift
-/// from grasp) keeps the approach it learned but can find where the new skill goes (up)
-/// instead of sampling within the prerequisite's few millimetres; a search that succeeds is
-/// left alone.
+/// the initial spread, and the last keyframe's gripper event becomes uncertain again. A
+/// search continued from a prerequisite's converged distribution keeps the approach it learned
+/// but can find where the new skill goes (lift: up) and how it ends (place: a release),
+/// instead of sampling within the prerequisite's few millimetres and its always-closed
+/// gripper; a search that succeeds is left alone. Only the last event is reopened: a carry
+/// (the keyframes before it) must keep holding, and a lift found before its last keyframe
+/// does not care what the gripper does there.
 fn widen_goal_half(dist: &mut PlanDistribution, cfg: &CemConfig) {
     let k = dist.mean.len() / PER_KEYFRAME;
     for i in k.div_ceil(2)..k {
@@ -213,6 +230,18 @@ fn widen_goal_half(dist: &mut PlanDistribution, cfg: &CemConfig) {
             if let Some(s) = dist.std.get_mut(i * PER_KEYFRAME + d) {
                 *s = (2.0 * *s).min(cfg.init_offset_std_m.max(*s));
             }
+        }
+    }
+    if !cfg.reopen_last_gripper {
+        return;
+    }
+    if let Some(g) = k.checked_sub(1).map(|last| last * PER_KEYFRAME + 3) {
+        if let (Some(mean), Some(std)) = (dist.mean.get(g), dist.std.get_mut(g)) {
+            // Keeps the learned mean; wide enough that the other command is drawn at least
+            // one time in six (the gripper opens above 0.5).
+            *std = std
+                .max(GRIPPER_REOPEN_STD)
+                .max((mean - GRIPPER_THRESHOLD).abs());
         }
     }
 }

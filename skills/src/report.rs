@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use policy::rollout::EarlyStopReport;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -46,6 +47,8 @@ pub struct Report {
     pub rollbacks: usize,
     pub wall_s: f64,
     pub skills: Vec<SkillSummary>,
+    /// Early stopping of the exploration rollouts, summed over the run.
+    pub early_stop: EarlyStopReport,
     pub history: Vec<GenerationRecord>,
 }
 
@@ -76,6 +79,14 @@ pub fn build(dir: &Path) -> Result<(Report, SkillTree)> {
             }
         })
         .collect();
+    let mut early_stop = EarlyStopReport::default();
+    for g in &history {
+        for s in g.skills.values() {
+            if let Some(e) = &s.early_stop {
+                early_stop.add(e);
+            }
+        }
+    }
     let name = dir.file_name().map_or_else(
         || dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -91,6 +102,7 @@ pub fn build(dir: &Path) -> Result<(Report, SkillTree)> {
             rollbacks: state.rollbacks,
             wall_s: state.wall_s,
             skills,
+            early_stop,
             history,
         },
         tree,
@@ -167,7 +179,8 @@ pub fn markdown(r: &Report) -> String {
             s.golden_episodes
         );
     }
-    md.push_str("\n## Generations\n\n| gen | frontier | held-out | pool | synthesised | rolled back | sim steps/s | train samples/s | s |\n|---|---|---|---|---|---|---|---|---|\n");
+    early_stop_md(&mut md, &r.early_stop);
+    md.push_str("\n## Generations\n\n| gen | frontier | held-out | pool | synthesised | rolled back | sim steps/s | train samples/s | s (explore / train / evaluate / synthesise) |\n|---|---|---|---|---|---|---|---|---|\n");
     let pools = pool_and_synthesis(r);
     for (g, (_, pool, synth)) in r.history.iter().zip(pools) {
         let heldout: Vec<String> = g
@@ -178,7 +191,7 @@ pub fn markdown(r: &Report) -> String {
         let synth: Vec<String> = synth.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.0} |",
+            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.0} ({:.0} / {:.0} / {:.0} / {:.0}) |",
             g.generation,
             g.frontier.join(", "),
             heldout.join(", "),
@@ -187,7 +200,11 @@ pub fn markdown(r: &Report) -> String {
             if g.rolled_back { "yes" } else { "" },
             g.sim_steps_per_sec,
             g.train.as_ref().map_or(0.0, |t| t.samples_per_sec),
-            g.wall_s
+            g.wall_s,
+            g.explore_s,
+            g.train.as_ref().map_or(0.0, |t| t.wall_s),
+            g.evaluate_s,
+            g.synthesis_s
         );
     }
     md.push_str("\n## Refinement\n\n| gen | skill | raw | kept | RMS jerk before → after | duration before → after (s) |\n|---|---|---|---|---|---|\n");
@@ -210,4 +227,32 @@ pub fn markdown(r: &Report) -> String {
         }
     }
     md
+}
+
+/// The early-stopping paragraph: what the success head cut, the compute saved, and (on the
+/// audited sample run to the end) how many cut rollouts would have succeeded.
+fn early_stop_md(md: &mut String, e: &EarlyStopReport) {
+    md.push_str("\n## Early stopping (success head)\n\n");
+    if e.rollouts == 0 {
+        md.push_str("No exploration rollouts of the policy yet.\n");
+        return;
+    }
+    let saved = e.steps_saved_estimate();
+    let _ = writeln!(
+        md,
+        "{} sampled exploration rollouts, {} cut ({} of them audited: run to the end anyway). \
+         {} control steps simulated; the cut ones saved about {:.0} more ({:.0} % of the \
+         total, estimated from the audited ones' {} steps after their cut points). \
+         Audited cut rollouts that went on to succeed: {} of {} ({}).",
+        e.rollouts,
+        e.cut,
+        e.audited_cut,
+        e.steps_run,
+        saved,
+        100.0 * saved / (saved + e.steps_run as f64).max(1.0),
+        e.steps_after_cut,
+        e.cut_but_succeeded,
+        e.audited_cut,
+        pct(e.cut_success_rate())
+    );
 }

@@ -47,9 +47,9 @@ fn cem_finds_lift_successes() {
 }
 
 /// A search continued from a converged, failing distribution (a prerequisite's, millimetres
-/// wide) widens where the plan takes the object — the second half's keyframe positions — after
-/// each iteration without a success, and keeps the approach (the first half) as narrow as the
-/// elites say.
+/// wide) widens where the plan takes the object — the second half's keyframe positions and the
+/// last gripper event — after each iteration without a success, and keeps the approach (the
+/// first half) as narrow as the elites say.
 #[test]
 fn iterations_without_success_widen_the_goal_half() {
     use skills::explorer::{cem_search_from, PlanDistribution};
@@ -88,4 +88,9 @@ fn iterations_without_success_widen_the_goal_half() {
         goal > 2.5 * approach && goal <= cfg.init_offset_std_m,
         "goal half {goal:.4}, approach {approach:.4}"
     );
+    // The last gripper event is uncertain again (a place must find the release); the others
+    // (approach, grasp, carry) are not.
+    let gripper = |k: usize| std[k * 4 + 3];
+    assert!(gripper(3) >= 0.5, "{std:?}");
+    assert!((0..3).all(|k| gripper(k) < 0.5), "{std:?}");
 }

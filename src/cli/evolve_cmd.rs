@@ -167,11 +167,15 @@ pub struct CompareArgs {
     /// Write ablation.md, ablation.svg and ablation.json here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Compare each run as it stood after the first generation that reached this many
+    /// simulated episodes (what `evolve --episode-budget` leaves; runs are deterministic).
+    #[arg(long)]
+    pub episode_budget: Option<usize>,
 }
 
 pub fn compare(args: &CompareArgs) -> anyhow::Result<()> {
     let runs: Vec<&std::path::Path> = args.runs.iter().map(PathBuf::as_path).collect();
-    let (summaries, md, svg) = skills::report::compare::compare(&runs)?;
+    let (summaries, md, svg) = skills::report::compare::compare(&runs, args.episode_budget)?;
     println!("{md}");
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;

@@ -4,13 +4,14 @@
 //! from a prerequisite's) when the policy is not good enough yet; and banking successes as
 //! golden data (refined, or raw in the no-refinement ablation).
 
+use policy::rollout::{EarlyStopReport, PolicyRollout};
 use policy::Policy;
 use sim::refine::refine;
 use sim::store::EpisodeWriter;
 use sim::Episode;
 
 use super::curriculum::{choose_variants, fresh_variant, record_outcomes, stream_seed};
-use super::learner::sample_variants;
+use super::learner::{sample_variants, SampledRuns};
 use super::state::{RefineFigures, SkillGeneration, SkillState, TrackedVariant};
 use super::Context;
 use crate::error::Result;
@@ -20,7 +21,18 @@ use crate::tree::Skill;
 /// Attempts per variant in the policy's exploration rollouts.
 pub const ATTEMPTS_PER_VARIANT: usize = 2;
 
-/// Explores `skill`; returns the raw successes found and the figures.
+/// What exploring a skill in one generation produced.
+#[derive(Debug)]
+pub struct Exploration {
+    /// Raw successes (policy rollouts and search), to be refined and banked.
+    pub successes: Vec<Episode>,
+    /// Failed policy rollouts (cut ones included), banked as the success head's negatives.
+    pub failures: Vec<Episode>,
+    pub figures: SkillGeneration,
+}
+
+/// Explores `skill`; returns the raw successes found, the policy's failed rollouts (the success
+/// head's negatives) and the figures.
 pub fn explore_skill(
     ctx: &Context,
     skill: &Skill,
@@ -29,7 +41,7 @@ pub fn explore_skill(
     policy: Option<&Policy>,
     generation: usize,
     prerequisite_search: Option<PlanDistribution>,
-) -> Result<(Vec<Episode>, SkillGeneration)> {
+) -> Result<Exploration> {
     let cfg = &ctx.cfg;
     let budget = skill.def.budget.episodes_per_generation.max(2);
     let mut figures = SkillGeneration {
@@ -37,6 +49,7 @@ pub fn explore_skill(
         ..SkillGeneration::default()
     };
     let mut raw = Vec::new();
+    let mut failures = Vec::new();
     let variants = choose_variants(
         skill,
         st,
@@ -53,9 +66,15 @@ pub fn explore_skill(
             &variants,
             ATTEMPTS_PER_VARIANT,
             &|v, k| sim::episode::episode_seed(v.seed, k + generation * 7),
-            cfg.temperature,
-            cfg.threads,
+            SampledRuns {
+                temperature: cfg.temperature,
+                early_stop: cfg.early_stop.as_ref(),
+                threads: cfg.threads,
+            },
         )?;
+        if cfg.early_stop.is_some() {
+            figures.early_stop = Some(EarlyStopReport::of(&runs));
+        }
         let outcomes: Vec<(usize, usize)> = runs
             .chunks(ATTEMPTS_PER_VARIANT)
             .map(|c| {
@@ -74,9 +93,13 @@ pub fn explore_skill(
             .iter()
             .map(|r| r.episode.outcome.control_steps)
             .sum::<usize>();
-        raw.extend(
-            runs.into_iter()
-                .filter(|r| r.episode.outcome.success)
+        let (wins, losses): (Vec<PolicyRollout>, Vec<PolicyRollout>) =
+            runs.into_iter().partition(|r| r.episode.outcome.success);
+        raw.extend(wins.into_iter().map(|r| r.episode));
+        failures.extend(
+            losses
+                .into_iter()
+                .take(cfg.failures_per_generation)
                 .map(|r| r.episode),
         );
     }
@@ -145,7 +168,11 @@ pub fn explore_skill(
         raw.extend(wins);
     }
     st.episodes_used += figures.episodes;
-    Ok((raw, figures))
+    Ok(Exploration {
+        successes: raw,
+        failures,
+        figures,
+    })
 }
 
 /// Variants the suffix choice is measured on.
@@ -249,15 +276,28 @@ pub fn bank(
         (raw, None)
     };
     golden.truncate(max);
-    if golden.is_empty() {
-        return Ok((0, figures));
-    }
-    let mut writer = EpisodeWriter::new(
-        ctx.dir.golden(generation, skill),
-        "coevolve-evolve",
-        &ctx.sim,
-    )?
-    .with_robot_name(ctx.robot.model.name.clone());
-    writer.write_batch(&golden)?;
+    write_store(ctx, ctx.dir.golden(generation, skill), &golden)?;
     Ok((golden.len(), figures))
+}
+
+/// Writes the policy's failed rollouts of `skill` (the success head's negatives) to the
+/// generation's failure store. Returns the number written.
+pub fn bank_failures(
+    ctx: &Context,
+    skill: &str,
+    failures: &[Episode],
+    generation: usize,
+) -> Result<usize> {
+    write_store(ctx, ctx.dir.failures(generation, skill), failures)?;
+    Ok(failures.len())
+}
+
+fn write_store(ctx: &Context, dir: std::path::PathBuf, episodes: &[Episode]) -> Result<()> {
+    if episodes.is_empty() {
+        return Ok(());
+    }
+    let mut writer = EpisodeWriter::new(dir, "coevolve-evolve", &ctx.sim)?
+        .with_robot_name(ctx.robot.model.name.clone());
+    writer.write_batch(episodes)?;
+    Ok(())
 }

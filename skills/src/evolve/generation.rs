@@ -13,7 +13,7 @@ use sim::Episode;
 
 use super::config::Curriculum;
 use super::curriculum::stream_seed;
-use super::explore::{bank, explore_skill};
+use super::explore::{bank, bank_failures, explore_skill};
 use super::learner::{run_policy, train_generation, TrainSpec};
 use super::state::{GenerationRecord, RunState};
 use super::synthesis::{synthesize, SynthesisReport};
@@ -46,7 +46,15 @@ pub fn heldout_variants(skill: &Skill) -> (Vec<sim::task::TaskSpec>, Vec<u64>) {
 /// Held-out success of `policy` on `skill`'s fixed evaluation variants.
 pub fn heldout(ctx: &Context, policy: &Policy, skill: &Skill) -> Result<(usize, usize)> {
     let (tasks, seeds) = heldout_variants(skill);
-    let runs = run_policy(policy, &ctx.robot, &tasks, &seeds, None, ctx.cfg.threads)?;
+    let runs = run_policy(
+        policy,
+        &ctx.robot,
+        &tasks,
+        &seeds,
+        None,
+        None,
+        ctx.cfg.threads,
+    )?;
     Ok((
         runs.iter().filter(|r| r.episode.outcome.success).count(),
         runs.len(),
@@ -100,20 +108,32 @@ pub fn run_generation(
         let Some(st) = state.skills.get_mut(skill.name()) else {
             continue;
         };
-        let (raw, mut figures) = explore_skill(ctx, skill, si, st, policy.as_ref(), g, fallback)?;
+        let found = explore_skill(ctx, skill, si, st, policy.as_ref(), g, fallback)?;
+        let mut figures = found.figures;
         sim_steps += figures.control_steps;
-        let (added, refine) = bank(ctx, skill.name(), raw, g, cfg.max_golden_per_generation)?;
+        let (added, refine) = bank(
+            ctx,
+            skill.name(),
+            found.successes,
+            g,
+            cfg.max_golden_per_generation,
+        )?;
         st.golden += added;
         figures.golden_added = added;
         figures.refine = refine;
+        let failed = bank_failures(ctx, skill.name(), &found.failures, g)?;
+        st.failures += failed;
+        figures.failures_added = failed;
         record.skills.insert(skill.name().to_owned(), figures);
     }
     let explore_s = explore_start.elapsed().as_secs_f64();
+    record.explore_s = explore_s;
 
     // Train on the pool: frontier skills are the main stream, mastered ones are replayed.
     let mut main = Vec::new();
     let mut replay = Vec::new();
     let mut steps = 0;
+    let mut failures = 0;
     let mut learned = Vec::new();
     for skill in ctx
         .tree
@@ -127,10 +147,18 @@ pub fn run_generation(
         if st.golden == 0 {
             continue;
         }
-        let data = newest(
+        let mut data = newest(
             ctx.dir.read_golden(skill.name(), g + 1)?,
             cfg.max_golden_per_skill,
         );
+        if st.failures > 0 {
+            let negatives = newest(
+                ctx.dir.read_failures(skill.name(), g + 1)?,
+                cfg.max_failures_per_skill,
+            );
+            failures += negatives.len();
+            data.extend(negatives);
+        }
         learned.push(skill.name().to_owned());
         if st.mastered() {
             replay.extend(data);
@@ -158,7 +186,9 @@ pub fn run_generation(
             replay_fraction: cfg.replay_fraction,
             seed: stream_seed(cfg.seed, g, 0, 6),
         };
-        let (p, train) = train_generation(policy.as_ref(), &main, &replay, learned.clone(), &spec)?;
+        let (p, mut train) =
+            train_generation(policy.as_ref(), &main, &replay, learned.clone(), &spec)?;
+        train.failures = failures;
         record.train = Some(train);
         candidate = Some(p);
     }
@@ -169,6 +199,7 @@ pub fn run_generation(
         ..Evaluations::default()
     };
     let mut policy = policy;
+    let evaluate_start = Instant::now();
     if let Some(new_policy) = candidate {
         events(Event::Phase {
             generation: g,
@@ -236,6 +267,7 @@ pub fn run_generation(
         }
     }
     ctx.dir.write_json(&ctx.dir.evaluation(g), &evaluations)?;
+    record.evaluate_s = evaluate_start.elapsed().as_secs_f64();
 
     // Plateau: no held-out gain for a while → synthesise more.
     for &(_, skill) in &frontier {
@@ -247,6 +279,7 @@ pub fn run_generation(
     }
 
     // Synthesis around the weaknesses of the (accepted) policy.
+    let synthesis_start = Instant::now();
     let mut reports: Vec<SynthesisReport> = Vec::new();
     if cfg.curriculum == Curriculum::Coevolve {
         for &(si, skill) in &frontier {
@@ -273,6 +306,7 @@ pub fn run_generation(
         }
     }
     ctx.dir.write_json(&ctx.dir.signals(g), &reports)?;
+    record.synthesis_s = synthesis_start.elapsed().as_secs_f64();
 
     // Every skill with data or an evaluation gets a line (mastered skills are replayed and
     // evaluated without being explored).

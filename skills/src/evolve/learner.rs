@@ -9,7 +9,7 @@ use std::sync::Arc;
 use policy::bc::{train_bc, BcConfig};
 use policy::dataset::{Dataset, RawSamples};
 use policy::obs::Featurizer;
-use policy::rollout::{rollout, PolicyRollout, RolloutConfig, Sampling};
+use policy::rollout::{rollout, EarlyStop, PolicyRollout, RolloutConfig, Sampling};
 use policy::tokenizer::Tokenizer;
 use policy::{ModelConfig, ObsMode, OptimConfig, Policy};
 use robots::Manipulator;
@@ -140,17 +140,20 @@ pub fn train_generation(
             samples_per_sec: report.samples_per_sec,
             wall_s: report.wall_s,
             episodes: main.len() + replay.len(),
+            failures: 0,
         },
     ))
 }
 
-/// Runs the policy on `tasks` (greedy, or sampled with `temperature`).
+/// Runs the policy on `tasks` (greedy, or sampled with `temperature`), to the end or with
+/// early stopping.
 pub fn run_policy(
     policy: &Policy,
     robot: &Arc<Manipulator>,
     tasks: &[TaskSpec],
     seeds: &[u64],
     temperature: Option<f64>,
+    early_stop: Option<&EarlyStop>,
     threads: usize,
 ) -> Result<Vec<PolicyRollout>> {
     let cfg = RolloutConfig {
@@ -160,9 +163,17 @@ pub fn run_policy(
         },
         threads,
         keep_transitions: false,
-        early_stop: None,
+        early_stop: early_stop.cloned(),
     };
     Ok(rollout(policy, robot, tasks, seeds, &cfg)?)
+}
+
+/// How the policy's sampled rollouts run.
+#[derive(Clone, Copy, Debug)]
+pub struct SampledRuns<'a> {
+    pub temperature: f64,
+    pub early_stop: Option<&'a EarlyStop>,
+    pub threads: usize,
 }
 
 /// `attempts` sampled rollouts of the policy on each variant (in variant order), the seed of
@@ -173,8 +184,7 @@ pub fn sample_variants(
     variants: &[TrackedVariant],
     attempts: usize,
     seed_of: &dyn Fn(&TrackedVariant, usize) -> u64,
-    temperature: f64,
-    threads: usize,
+    how: SampledRuns<'_>,
 ) -> Result<Vec<PolicyRollout>> {
     let mut tasks = Vec::new();
     let mut seeds = Vec::new();
@@ -184,7 +194,15 @@ pub fn sample_variants(
             seeds.push(seed_of(v, k));
         }
     }
-    run_policy(policy, robot, &tasks, &seeds, Some(temperature), threads)
+    run_policy(
+        policy,
+        robot,
+        &tasks,
+        &seeds,
+        Some(how.temperature),
+        how.early_stop,
+        how.threads,
+    )
 }
 
 /// The model a run trains (state observations: the CPU default).

@@ -101,6 +101,13 @@ impl RunDir {
             .join(generation_name(generation))
             .join(skill)
     }
+    /// Failed policy rollouts (value-head negatives) of `skill` from `generation`.
+    pub fn failures(&self, generation: usize, skill: &str) -> PathBuf {
+        self.root
+            .join("failures")
+            .join(generation_name(generation))
+            .join(skill)
+    }
     pub fn evaluation(&self, generation: usize) -> PathBuf {
         self.root
             .join("evaluations")
@@ -230,7 +237,13 @@ impl RunDir {
                 }
             }
         }
-        for sub in ["checkpoints", "golden", "evaluations", "signals"] {
+        for sub in [
+            "checkpoints",
+            "golden",
+            "failures",
+            "evaluations",
+            "signals",
+        ] {
             let dir = self.root.join(sub);
             let Ok(entries) = fs::read_dir(&dir) else {
                 continue;
@@ -259,9 +272,23 @@ impl RunDir {
 
     /// Golden episodes of `skill` from every committed generation, oldest first.
     pub fn read_golden(&self, skill: &str, completed: usize) -> Result<Vec<Episode>> {
+        self.read_episodes(completed, "golden data", |g| self.golden(g, skill))
+    }
+
+    /// Failed policy rollouts of `skill` from every committed generation, oldest first.
+    pub fn read_failures(&self, skill: &str, completed: usize) -> Result<Vec<Episode>> {
+        self.read_episodes(completed, "failed rollouts", |g| self.failures(g, skill))
+    }
+
+    fn read_episodes(
+        &self,
+        completed: usize,
+        what: &str,
+        dir_of: impl Fn(usize) -> PathBuf,
+    ) -> Result<Vec<Episode>> {
         let mut episodes = Vec::new();
         for g in 0..completed {
-            let dir = self.golden(g, skill);
+            let dir = dir_of(g);
             if !dir.is_dir() {
                 continue;
             }
@@ -269,7 +296,7 @@ impl RunDir {
             if let Some(bad) = scan.skipped.first() {
                 return Err(SkillsError::run(
                     &bad.path,
-                    format!("golden data failed verification: {}", bad.problem),
+                    format!("{what} failed verification: {}", bad.problem),
                 ));
             }
             episodes.extend(scan.files.into_iter().flat_map(|f| f.episodes));

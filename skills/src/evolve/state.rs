@@ -10,6 +10,7 @@ use sim::task::TaskSpec;
 
 use crate::explorer::PlanDistribution;
 use crate::signals::VariantHistory;
+use policy::rollout::EarlyStopReport;
 
 /// Where a task variant came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -56,6 +57,10 @@ pub struct SkillState {
     pub episodes_used: usize,
     /// Golden episodes held.
     pub golden: usize,
+    /// Failed policy rollouts held (the success head's negatives). Left out of the file while
+    /// zero, so states written before it existed still match their seal.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures: usize,
     /// The search explorer's plan distribution, continued across generations.
     pub search: Option<PlanDistribution>,
     /// Variants the policy has been measured on (signals are computed over these).
@@ -66,6 +71,10 @@ pub struct SkillState {
     pub synth_multiplier: usize,
     /// The policy has been trained on data of this skill.
     pub trained: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl SkillState {
@@ -146,6 +155,12 @@ pub struct SkillGeneration {
     pub heldout_success: Option<f64>,
     /// Success of the policy's sampled exploration rollouts.
     pub policy_sampled_success: Option<f64>,
+    /// What early stopping did to those rollouts.
+    #[serde(default)]
+    pub early_stop: Option<EarlyStopReport>,
+    /// Failed policy rollouts banked as the success head's negatives.
+    #[serde(default)]
+    pub failures_added: usize,
     pub search_successes: usize,
     pub episodes: usize,
     /// Simulated control steps of the exploration (throughput).
@@ -167,7 +182,10 @@ pub struct TrainFigures {
     pub final_nll: f64,
     pub samples_per_sec: f64,
     pub wall_s: f64,
+    /// Episodes trained on, and how many of them were failed rollouts (value-head negatives).
     pub episodes: usize,
+    #[serde(default)]
+    pub failures: usize,
 }
 
 /// One line of `metrics.jsonl`.
@@ -183,4 +201,12 @@ pub struct GenerationRecord {
     /// Simulated control steps per second over the generation's exploration.
     pub sim_steps_per_sec: f64,
     pub wall_s: f64,
+    /// Wall time of the phases: exploration (with banking), held-out evaluation, synthesis
+    /// (training's is in `train`).
+    #[serde(default)]
+    pub explore_s: f64,
+    #[serde(default)]
+    pub evaluate_s: f64,
+    #[serde(default)]
+    pub synthesis_s: f64,
 }

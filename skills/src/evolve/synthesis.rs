@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sim::Episode;
 
 use super::curriculum::{fresh_variant, signal_candidates, stream_seed, tracked};
-use super::learner::{run_policy, sample_variants};
+use super::learner::{run_policy, sample_variants, SampledRuns};
 use super::state::{Origin, SkillState, TrackedVariant};
 use super::Context;
 use crate::error::Result;
@@ -62,7 +62,7 @@ pub fn synthesize(
             .collect();
         let tasks: Vec<_> = pool.iter().map(|v| v.task.clone()).collect();
         let seeds: Vec<u64> = pool.iter().map(|v| v.seed).collect();
-        let runs = run_policy(policy, &ctx.robot, &tasks, &seeds, None, cfg.threads)?;
+        let runs = run_policy(policy, &ctx.robot, &tasks, &seeds, None, None, cfg.threads)?;
         report.episodes += runs.len();
         for (v, r) in pool.into_iter().zip(&runs) {
             if !r.episode.outcome.success {
@@ -141,8 +141,11 @@ fn validate(
                 candidates,
                 attempts,
                 &|c, k| sim::episode::episode_seed(c.seed ^ seed, k),
-                cfg.temperature,
-                cfg.threads,
+                SampledRuns {
+                    temperature: cfg.temperature,
+                    early_stop: None,
+                    threads: cfg.threads,
+                },
             )?;
             Ok(runs.into_iter().map(|r| r.episode).collect())
         }

@@ -49,11 +49,47 @@ fn summary(r: &Report) -> RunSummary {
     }
 }
 
-/// Markdown table and SVG plot comparing `runs`.
-pub fn compare(runs: &[&Path]) -> Result<(Vec<RunSummary>, String, String)> {
+/// `r` as it stood at the end of the first generation in which `budget` episodes had been
+/// simulated: what `coevolve evolve --episode-budget` would have left (runs are deterministic,
+/// so a longer run's prefix is that run). Held-out figures are the last accepted ones.
+fn at_budget(mut r: Report, budget: usize) -> Report {
+    let keep = r
+        .history
+        .iter()
+        .position(|g| g.episodes_simulated >= budget)
+        .map_or(r.history.len(), |i| i + 1);
+    r.history.truncate(keep);
+    r.generations_completed = r.history.len();
+    r.episodes_simulated = r.history.last().map_or(0, |g| g.episodes_simulated);
+    r.wall_s = r.history.iter().map(|g| g.wall_s).sum();
+    r.rollbacks = r.history.iter().filter(|g| g.rolled_back).count();
+    for s in &mut r.skills {
+        let accepted = r.history.iter().filter(|g| !g.rolled_back);
+        s.heldout_success = accepted
+            .filter_map(|g| g.skills.get(&s.name).and_then(|k| k.heldout_success))
+            .next_back();
+        s.mastered_at = r
+            .history
+            .iter()
+            .find(|g| g.mastered.contains(&s.name))
+            .map(|g| g.generation);
+        s.mastered = s.mastered_at.is_some();
+    }
+    r
+}
+
+/// Markdown table and SVG plot comparing `runs`, each cut at `budget` simulated episodes when
+/// given.
+pub fn compare(runs: &[&Path], budget: Option<usize>) -> Result<(Vec<RunSummary>, String, String)> {
     let reports: Vec<Report> = runs
         .iter()
         .map(|d| build(d).map(|(r, _)| r))
+        .map(|r| {
+            r.map(|r| match budget {
+                Some(b) => at_budget(r, b),
+                None => r,
+            })
+        })
         .collect::<Result<_>>()?;
     let summaries: Vec<RunSummary> = reports.iter().map(summary).collect();
     let skills: BTreeSet<String> = summaries
@@ -172,4 +208,81 @@ fn plot(reports: &[Report], skills: &BTreeSet<String>) -> String {
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evolve::state::SkillGeneration;
+    use crate::evolve::GenerationRecord;
+    use crate::report::SkillSummary;
+    use policy::rollout::EarlyStopReport;
+
+    fn generation(g: usize, episodes: usize, heldout: f64, rolled_back: bool) -> GenerationRecord {
+        let skill = SkillGeneration {
+            heldout_success: Some(heldout),
+            ..SkillGeneration::default()
+        };
+        GenerationRecord {
+            generation: g,
+            skills: [("grasp".to_owned(), skill)].into_iter().collect(),
+            mastered: if heldout >= 0.8 && !rolled_back {
+                vec!["grasp".to_owned()]
+            } else {
+                Vec::new()
+            },
+            rolled_back,
+            episodes_simulated: episodes,
+            wall_s: 10.0,
+            ..GenerationRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_run_cut_at_a_budget_keeps_its_last_accepted_figures() {
+        let report = Report {
+            run: "r".into(),
+            tree: "t".into(),
+            curriculum: "coevolve".into(),
+            refine: true,
+            generations_completed: 4,
+            episodes_simulated: 400,
+            rollbacks: 1,
+            wall_s: 40.0,
+            skills: vec![SkillSummary {
+                name: "grasp".into(),
+                group: "tabletop".into(),
+                prerequisites: Vec::new(),
+                in_run: true,
+                mastered: true,
+                mastered_at: Some(3),
+                heldout_success: Some(0.9),
+                best_heldout: 0.9,
+                mastery_threshold: 0.8,
+                episodes_used: 400,
+                golden_episodes: 10,
+            }],
+            early_stop: EarlyStopReport::default(),
+            history: vec![
+                generation(0, 100, 0.3, false),
+                generation(1, 200, 0.5, false),
+                generation(2, 300, 0.1, true),
+                generation(3, 400, 0.9, false),
+            ],
+        };
+        let cut = at_budget(report.clone(), 250);
+        assert_eq!(cut.generations_completed, 3);
+        assert_eq!(cut.episodes_simulated, 300);
+        assert_eq!(cut.rollbacks, 1);
+        assert_eq!(
+            cut.skills[0].heldout_success,
+            Some(0.5),
+            "the rolled-back 0.1 is not kept"
+        );
+        assert!(!cut.skills[0].mastered);
+        let all = at_budget(report, 10_000);
+        assert_eq!(all.generations_completed, 4);
+        assert_eq!(all.skills[0].heldout_success, Some(0.9));
+        assert!(all.skills[0].mastered);
+    }
 }

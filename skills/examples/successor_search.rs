@@ -1,0 +1,44 @@
+//! Diagnostic: the search for a successor skill warm-started from a prerequisite's plan
+//! distribution saved in a run's `state.json` (e.g. lift from grasp, place from lift), with
+//! and without reopening the last gripper event; prints successes per CEM iteration.
+//!
+//! `cargo run --release -p coevolve-skills --example successor_search -- RUN FROM TO [ITERATIONS]`
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use skills::evolve::run_dir::RunDir;
+use skills::explorer::{cem_search_from, CemConfig};
+use skills::tree::SkillTree;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let run = RunDir::new(&args[0]);
+    let (from, to) = (&args[1], &args[2]);
+    let iterations: usize = args.get(3).map_or(3, |a| a.parse().unwrap());
+    let state = run.read_state().unwrap();
+    let start = state.skills[from.as_str()].search.clone().unwrap();
+    let tree = SkillTree::default_tree().unwrap();
+    let skill = tree.get(to).unwrap();
+    let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
+    let sim = Arc::new(sim::SimConfig::default());
+    for reopen in [false, true] {
+        let cfg = CemConfig {
+            iterations,
+            reopen_last_gripper: reopen,
+            threads: Some(2),
+            ..CemConfig::default()
+        };
+        let result = cem_search_from(
+            start.clone(),
+            &|_, rng| skill.sample_task(rng),
+            &robot,
+            &sim,
+            &cfg,
+            &mut |_| {},
+        )
+        .unwrap();
+        let per: Vec<usize> = result.history.iter().map(|h| h.successes).collect();
+        println!("{from} → {to}, reopen last gripper {reopen}: successes per iteration {per:?}");
+    }
+}
