@@ -24,6 +24,12 @@ pub struct BcConfig {
     pub replay_fraction: f64,
     /// Read losses back (a host sync) every this many steps.
     pub log_every: usize,
+    /// Exponential moving average of the weights: after every step each weight's average
+    /// moves `1 − ema_decay` of the way to it, and the averaged weights are what training
+    /// leaves in the policy (the last iterate of small-batch SGD is noisy; its average is
+    /// not). 0 (the default) keeps the last iterate.
+    #[serde(default)]
+    pub ema_decay: f64,
 }
 
 impl Default for BcConfig {
@@ -33,6 +39,7 @@ impl Default for BcConfig {
             value_weight: 0.5,
             replay_fraction: 0.25,
             log_every: 25,
+            ema_decay: 0.0,
         }
     }
 }
@@ -151,6 +158,9 @@ pub fn train_bc(
     if !(0.0..1.0).contains(&cfg.replay_fraction) {
         return Err(PolicyError::config("replay_fraction", "must be in [0, 1)"));
     }
+    if !(0.0..1.0).contains(&cfg.ema_decay) {
+        return Err(PolicyError::config("ema_decay", "must be in [0, 1)"));
+    }
     let device: Device = policy.device();
     tch::manual_seed(cfg.optim.seed as i64);
     let mut opt = adamw(&policy.vs, &cfg.optim)?;
@@ -162,6 +172,22 @@ pub fn train_bc(
     let start = Instant::now();
     let mut last = (f64::NAN, f64::NAN, f64::NAN);
     let log_every = cfg.log_every.max(1);
+    // (weight, its average), the averages starting at the weights training starts from.
+    let ema: Vec<(Tensor, Tensor)> = if cfg.ema_decay > 0.0 {
+        tch::no_grad(|| {
+            policy
+                .vs
+                .trainable_variables()
+                .into_iter()
+                .map(|w| {
+                    let average = w.detach().copy();
+                    (w, average)
+                })
+                .collect()
+        })
+    } else {
+        Vec::new()
+    };
     for step in 0..cfg.optim.steps {
         let lr = cfg.optim.lr_at(step);
         opt.set_lr(lr);
@@ -171,6 +197,11 @@ pub fn train_bc(
         }
         let (total, nll, value) = bc_losses(policy, &batch, cfg.value_weight);
         step_clipped(&mut opt, &policy.vs, &total, cfg.optim.grad_clip);
+        tch::no_grad(|| {
+            for (w, average) in &ema {
+                let _ = average.shallow_clone().lerp_(w, 1.0 - cfg.ema_decay);
+            }
+        });
         if (step + 1) % log_every == 0 || step + 1 == cfg.optim.steps {
             last = (
                 total.double_value(&[]),
@@ -196,6 +227,11 @@ pub fn train_bc(
             });
         }
     }
+    tch::no_grad(|| {
+        for (w, average) in &ema {
+            w.shallow_clone().copy_(average);
+        }
+    });
     let wall_s = start.elapsed().as_secs_f64();
     let samples = cfg.optim.steps as i64 * batch_size;
     Ok(TrainReport {

@@ -120,6 +120,7 @@ pub fn synthetic_dataset(policy: &Policy, n: i64) -> Dataset {
         imitate: success.shallow_clone(),
         success,
         len: n,
+        weights: None,
     }
 }
 

@@ -141,6 +141,8 @@ pub struct Dataset {
     pub success: Tensor,
     pub imitate: Tensor,
     pub len: i64,
+    /// Per-row sampling weights (`with_group_shares`); uniform when `None`.
+    pub weights: Option<Tensor>,
 }
 
 /// One training mini-batch on the training device.
@@ -172,7 +174,46 @@ impl Dataset {
             success: Tensor::from_slice(&raw.success),
             imitate: Tensor::from_slice(&raw.imitate),
             len: n,
+            weights: None,
         })
+    }
+
+    /// Draws rows so that group `g` (`groups[row]`) fills `shares[g]` / Σ shares of each batch
+    /// on average, however many rows it has (e.g. one group per skill: a skill with few
+    /// demonstrations is not drowned by one with many).
+    pub fn with_group_shares(mut self, groups: &[usize], shares: &[f64]) -> Result<Dataset> {
+        if groups.len() as i64 != self.len {
+            return Err(PolicyError::Data(format!(
+                "{} group ids for {} rows",
+                groups.len(),
+                self.len
+            )));
+        }
+        let mut rows = vec![0usize; shares.len()];
+        for &g in groups {
+            match rows.get_mut(g) {
+                Some(r) => *r += 1,
+                None => {
+                    return Err(PolicyError::Data(format!(
+                        "group {g} has no share ({} shares)",
+                        shares.len()
+                    )))
+                }
+            }
+        }
+        if shares.iter().any(|s| !(s.is_finite() && *s >= 0.0))
+            || !groups.iter().any(|&g| shares[g] > 0.0)
+        {
+            return Err(PolicyError::Data(
+                "group shares must be finite, >= 0, and not all 0".into(),
+            ));
+        }
+        let weights: Vec<f64> = groups
+            .iter()
+            .map(|&g| shares[g] / rows[g] as f64)
+            .collect();
+        self.weights = Some(Tensor::from_slice(&weights));
+        Ok(self)
     }
 
     /// Rows `index` (int64 CPU tensor) moved to `device`; on CUDA through pinned memory with a
@@ -203,8 +244,62 @@ impl Dataset {
         }
     }
 
-    /// `n` uniformly drawn row indices (torch's generator: seed it with `tch::manual_seed`).
+    /// `n` row indices drawn with replacement, uniformly or by the rows' weights (torch's
+    /// generator: seed it with `tch::manual_seed`).
     pub fn draw(&self, n: i64) -> Tensor {
-        Tensor::randint(self.len, [n], (Kind::Int64, Device::Cpu))
+        match &self.weights {
+            Some(w) => w.multinomial(n, true),
+            None => Tensor::randint(self.len, [n], (Kind::Int64, Device::Cpu)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dataset(n: i64) -> Dataset {
+        let zeros = |shape: &[i64]| Tensor::zeros(shape, (Kind::Float, Device::Cpu));
+        Dataset {
+            obs: ObsBatch {
+                lang: Tensor::zeros([n, 1], (Kind::Int64, Device::Cpu)),
+                proprio: zeros(&[n, 1]),
+                objects: None,
+                zones: None,
+                images: Vec::new(),
+            },
+            actions: zeros(&[n, 1, ACTION_DIM as i64]),
+            action_valid: zeros(&[n, 1]),
+            success: zeros(&[n]),
+            imitate: zeros(&[n]),
+            len: n,
+            weights: None,
+        }
+    }
+
+    #[test]
+    fn group_shares_set_each_groups_fraction_of_the_draws() {
+        tch::manual_seed(0);
+        // 90 rows of group 0, 10 of group 1; group 1 gets twice group 0's share.
+        let groups: Vec<usize> = (0..100).map(|i| usize::from(i >= 90)).collect();
+        let data = dataset(100).with_group_shares(&groups, &[1.0, 2.0]).unwrap();
+        let draws = 30_000;
+        let index = Vec::<i64>::try_from(data.draw(draws)).unwrap();
+        let from_small = index.iter().filter(|&&i| i >= 90).count() as f64 / draws as f64;
+        assert!((from_small - 2.0 / 3.0).abs() < 0.02, "{from_small}");
+        // Uniform without shares.
+        let index = Vec::<i64>::try_from(dataset(100).draw(draws)).unwrap();
+        let from_small = index.iter().filter(|&&i| i >= 90).count() as f64 / draws as f64;
+        assert!((from_small - 0.1).abs() < 0.02, "{from_small}");
+    }
+
+    #[test]
+    fn bad_group_shares_are_errors() {
+        assert!(dataset(3).with_group_shares(&[0, 1], &[1.0, 1.0]).is_err());
+        assert!(dataset(2).with_group_shares(&[0, 2], &[1.0, 1.0]).is_err());
+        assert!(dataset(2).with_group_shares(&[0, 1], &[0.0, 0.0]).is_err());
+        assert!(dataset(2)
+            .with_group_shares(&[0, 1], &[f64::NAN, 1.0])
+            .is_err());
     }
 }

@@ -9,7 +9,7 @@
 use sim::scripted::ScriptedPickPlace;
 use sim::{BatchConfig, EpisodeBatch, EpisodeInfo};
 use skills::evolve::generation::heldout;
-use skills::evolve::learner::{train_generation, TrainSpec};
+use skills::evolve::learner::{train_generation, SkillData, TrainSpec};
 use skills::evolve::{prepare, EvolveConfig};
 use skills::explorer::{cem_search, plan_suffix, run_plans, CemConfig};
 
@@ -90,9 +90,16 @@ fn main() {
         batch_size: 128,
         lr: 1e-3,
         replay_fraction: 0.3,
+        frontier_weight: 0.0,
+        ema_decay: 0.0,
         seed: 0,
     };
-    let (policy, _) = train_generation(None, &demos, &[], vec!["reach".into()], &spec).unwrap();
+    let pool = [SkillData {
+        skill: "reach".into(),
+        episodes: demos.clone(),
+        frontier: true,
+    }];
+    let (policy, _) = train_generation(None, &pool, &spec).unwrap();
     let (ok, n) = heldout(&ctx, &policy, &reach).unwrap();
     println!(
         "{source}{}: {} demonstrations, {:.0} steps each, held-out {ok}/{n}",

@@ -31,6 +31,14 @@ pub struct CemConfig {
     pub population: usize,
     pub elites: usize,
     pub iterations: usize,
+    /// While fewer than this many successes have been found, keep iterating past
+    /// `iterations` (up to `max_iterations` in all): a skill's first search goes on until it
+    /// has something to learn from. Default 0 (off).
+    #[serde(default)]
+    pub min_successes: usize,
+    /// The cap on iterations when `min_successes` extends the search. Default 0.
+    #[serde(default)]
+    pub max_iterations: usize,
     /// Keyframes per plan.
     pub keyframes: usize,
     /// Time spent steering to each keyframe (s).
@@ -59,6 +67,8 @@ impl Default for CemConfig {
             population: 64,
             elites: 8,
             iterations: 6,
+            min_successes: 0,
+            max_iterations: 0,
             keyframes: 4,
             segment_s: 1.6,
             init_offset_std_m: 0.06,
@@ -344,7 +354,10 @@ pub fn cem_search_from(
     let mut history = Vec::new();
     let mut episodes_run = 0;
     let elites = cfg.elites.clamp(1, cfg.population.max(1));
-    for iteration in 0..cfg.iterations {
+    let mut iteration = 0;
+    while iteration < cfg.iterations
+        || (successes.len() < cfg.min_successes && iteration < cfg.max_iterations)
+    {
         let plans: Vec<Vec<f64>> = (0..cfg.population).map(|_| dist.sample(&mut rng)).collect();
         let batch_seed = cfg.seed.wrapping_add(7_919 * (iteration as u64 + 1));
         let episodes = run_plans(
@@ -389,6 +402,7 @@ pub fn cem_search_from(
         progress(&record);
         history.push(record);
         successes.extend(episodes.into_iter().filter(|e| e.outcome.success));
+        iteration += 1;
     }
     Ok(SearchResult {
         successes,

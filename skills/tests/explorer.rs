@@ -94,3 +94,29 @@ fn iterations_without_success_widen_the_goal_half() {
     assert!(gripper(3) >= 0.5, "{std:?}");
     assert!((0..3).all(|k| gripper(k) < 0.5), "{std:?}");
 }
+
+/// A search that has found fewer than `min_successes` goes on past `iterations`, up to
+/// `max_iterations`; one that has enough stops at `iterations`.
+#[test]
+fn a_search_without_enough_successes_goes_on_up_to_its_cap() {
+    let tree = SkillTree::default_tree().unwrap();
+    let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
+    let sim = Arc::new(sim::SimConfig::default());
+    let run = |min_successes: usize| {
+        let cfg = CemConfig {
+            population: 16,
+            elites: 4,
+            iterations: 1,
+            min_successes,
+            max_iterations: 3,
+            ..CemConfig::default()
+        };
+        cem_search(tree.get("reach").unwrap(), &robot, &sim, &cfg, &mut |_| {}).unwrap()
+    };
+    let enough = run(1);
+    assert!(!enough.successes.is_empty());
+    assert_eq!(enough.history.len(), 1);
+    let short = run(10_000);
+    assert_eq!(short.history.len(), 3);
+    assert_eq!(short.episodes_run, 48);
+}

@@ -110,9 +110,12 @@ impl RefineConfig {
     }
 }
 
-/// What happened to one raw episode.
+/// What happened to one raw episode (`Refined::report.decisions` has one per raw episode, in
+/// the order given).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
+    /// The episode's own `index` (its place in the batch or store it came from), not its
+    /// position in the refiner's input.
     pub source_index: usize,
     pub task: String,
     /// `kept`, or the rule that dropped it: `not_success`, `unhealthy`, `inefficient`,

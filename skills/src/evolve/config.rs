@@ -112,7 +112,16 @@ pub struct EvolveConfig {
     /// about one more generation to master grasp (measured on the default run).
     pub batch_size: usize,
     pub lr: f64,
-    /// Share of each batch drawn from mastered skills' data.
+    /// Weight averaging in training (`policy::bc::BcConfig::ema_decay`): the policy a
+    /// generation keeps is the moving average of its weights, not the noisy last iterate.
+    pub ema_decay: f64,
+    /// Each learned skill gets an equal share of every training batch, frontier skills this
+    /// many shares (so a skill's weight does not depend on how much data it has banked: a new
+    /// skill with a few demonstrations is not drowned, and the skill it builds on is not
+    /// crowded out of the replay by older, larger pools). 0: frontier data is the main stream
+    /// and mastered skills' data, pooled, `replay_fraction` of each batch.
+    pub frontier_weight: f64,
+    /// Share of each batch drawn from mastered skills' data (with `frontier_weight` 0).
     pub replay_fraction: f64,
     /// Roll back when a skill's held-out success falls more than this below its best.
     pub rollback_tolerance: f64,
@@ -153,6 +162,8 @@ impl Default for EvolveConfig {
             max_failures_per_skill: 24,
             cem: CemConfig {
                 iterations: 3,
+                min_successes: 16,
+                max_iterations: 6,
                 ..CemConfig::default()
             },
             search_below: 0.5,
@@ -160,6 +171,8 @@ impl Default for EvolveConfig {
             max_golden_per_skill: 240,
             batch_size: 64,
             lr: 1e-3,
+            ema_decay: 0.99,
+            frontier_weight: 2.0,
             replay_fraction: 0.3,
             rollback_tolerance: 0.2,
             plateau_generations: 2,
@@ -183,6 +196,12 @@ impl EvolveConfig {
         }
         if !(self.temperature > 0.0 && self.temperature.is_finite()) {
             return bad("temperature", "must be positive");
+        }
+        if !(0.0..1.0).contains(&self.ema_decay) {
+            return bad("ema_decay", "must be in [0, 1)");
+        }
+        if !(self.frontier_weight.is_finite() && self.frontier_weight >= 0.0) {
+            return bad("frontier_weight", "must be a number >= 0");
         }
         if !(0.0..1.0).contains(&self.replay_fraction) {
             return bad("replay_fraction", "must be in [0, 1)");

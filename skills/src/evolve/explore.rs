@@ -230,42 +230,13 @@ pub fn bank(
     let (mut golden, figures) = if ctx.cfg.refine {
         let refined = refine(&ctx.robot, &ctx.sim, &ctx.cfg.refine_config, &raw, &[])?;
         let r = &refined.report;
-        // The refiner filters (failed, unhealthy, inefficient, not re-validated) and smooths;
-        // where its re-timed trajectory is longer than an already direct raw one, the raw one
-        // is the better demonstration.
-        // A success whose smoothed replay no longer succeeds is kept raw (it is a real,
-        // healthy, efficient success the smoother could not improve).
-        let sources = r
-            .decisions
-            .iter()
-            .filter(|d| d.verdict == "kept")
-            .map(|d| d.source_index);
-        let mut raw_was_shorter = 0;
-        let mut golden: Vec<Episode> = refined
-            .golden
-            .iter()
-            .zip(sources)
-            .map(|(g, src)| match raw.get(src) {
-                Some(e) if e.outcome.control_steps < g.outcome.control_steps => {
-                    raw_was_shorter += 1;
-                    e.clone()
-                }
-                _ => g.clone(),
-            })
-            .collect();
-        let unrefined: Vec<Episode> = r
-            .decisions
-            .iter()
-            .filter(|d| d.verdict == "revalidation_failed")
-            .filter_map(|d| raw.get(d.source_index).cloned())
-            .collect();
-        let raw_unrefined = unrefined.len();
-        golden.extend(unrefined);
+        let merged = golden_of(&raw, &refined);
+        let golden = merged.golden;
         let figures = RefineFigures {
             raw: r.episodes_in,
             kept: r.kept,
-            raw_was_shorter,
-            raw_unrefined,
+            raw_was_shorter: merged.raw_was_shorter,
+            raw_unrefined: merged.raw_unrefined,
             rms_jerk_before: r.rms_jerk_before,
             rms_jerk_after: r.rms_jerk_after,
             duration_before_s: r.duration_before_s,
@@ -278,6 +249,58 @@ pub fn bank(
     golden.truncate(max);
     write_store(ctx, ctx.dir.golden(generation, skill), &golden)?;
     Ok((golden.len(), figures))
+}
+
+/// Golden demonstrations from a refiner run on `raw`, with how many came out raw.
+#[derive(Debug)]
+pub struct Merged {
+    pub golden: Vec<Episode>,
+    /// Kept episodes whose raw original was already shorter than the re-timed replay (the raw
+    /// one is the better demonstration, so it is banked instead).
+    pub raw_was_shorter: usize,
+    /// Successes whose smoothed replay no longer succeeds, banked raw (real, healthy,
+    /// efficient successes the smoother could not improve).
+    pub raw_unrefined: usize,
+}
+
+/// Merges `refined` (the refiner's output on `raw`) with `raw`: kept episodes (raw where the
+/// raw one is shorter), then the successes whose smoothed replay failed. The refiner's
+/// decisions come one per raw episode in order; `source_index` is the episode's own index in
+/// the batch that ran it, not its place in `raw`, so it is not used here.
+pub fn golden_of(raw: &[Episode], refined: &sim::refine::Refined) -> Merged {
+    let decisions = &refined.report.decisions;
+    let kept = decisions
+        .iter()
+        .zip(raw)
+        .filter(|(d, _)| d.verdict == "kept")
+        .map(|(_, e)| e);
+    let mut raw_was_shorter = 0;
+    let mut golden: Vec<Episode> = refined
+        .golden
+        .iter()
+        .zip(kept)
+        .map(|(g, e)| {
+            if e.outcome.control_steps < g.outcome.control_steps {
+                raw_was_shorter += 1;
+                e.clone()
+            } else {
+                g.clone()
+            }
+        })
+        .collect();
+    let before = golden.len();
+    golden.extend(
+        decisions
+            .iter()
+            .zip(raw)
+            .filter(|(d, _)| d.verdict == "revalidation_failed")
+            .map(|(_, e)| e.clone()),
+    );
+    Merged {
+        raw_unrefined: golden.len() - before,
+        golden,
+        raw_was_shorter,
+    }
 }
 
 /// Writes the policy's failed rollouts of `skill` (the success head's negatives) to the

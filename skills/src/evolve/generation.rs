@@ -14,7 +14,7 @@ use sim::Episode;
 use super::config::Curriculum;
 use super::curriculum::stream_seed;
 use super::explore::{bank, bank_failures, explore_skill};
-use super::learner::{run_policy, train_generation, TrainSpec};
+use super::learner::{run_policy, train_generation, SkillData, TrainSpec};
 use super::state::{GenerationRecord, RunState};
 use super::synthesis::{synthesize, SynthesisReport};
 use super::{Context, Event};
@@ -129,9 +129,8 @@ pub fn run_generation(
     let explore_s = explore_start.elapsed().as_secs_f64();
     record.explore_s = explore_s;
 
-    // Train on the pool: frontier skills are the main stream, mastered ones are replayed.
-    let mut main = Vec::new();
-    let mut replay = Vec::new();
+    // Train on the pool: frontier skills are learned, mastered ones are replayed.
+    let mut pool = Vec::new();
     let mut steps = 0;
     let mut failures = 0;
     let mut learned = Vec::new();
@@ -160,15 +159,17 @@ pub fn run_generation(
             data.extend(negatives);
         }
         learned.push(skill.name().to_owned());
-        if st.mastered() {
-            replay.extend(data);
-        } else {
+        if !st.mastered() {
             steps += skill.def.budget.train_steps;
-            main.extend(data);
         }
+        pool.push(SkillData {
+            skill: skill.name().to_owned(),
+            episodes: data,
+            frontier: !st.mastered(),
+        });
     }
     let mut candidate = None;
-    if !main.is_empty() {
+    if pool.iter().any(|d| d.frontier) {
         events(Event::Phase {
             generation: g,
             skill: "",
@@ -184,10 +185,11 @@ pub fn run_generation(
             batch_size: cfg.batch_size,
             lr: cfg.lr,
             replay_fraction: cfg.replay_fraction,
+            frontier_weight: cfg.frontier_weight,
+            ema_decay: cfg.ema_decay,
             seed: stream_seed(cfg.seed, g, 0, 6),
         };
-        let (p, mut train) =
-            train_generation(policy.as_ref(), &main, &replay, learned.clone(), &spec)?;
+        let (p, mut train) = train_generation(policy.as_ref(), &pool, &spec)?;
         train.failures = failures;
         record.train = Some(train);
         candidate = Some(p);

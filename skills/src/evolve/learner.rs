@@ -48,27 +48,28 @@ pub struct TrainSpec<'a> {
     pub batch_size: usize,
     pub lr: f64,
     pub replay_fraction: f64,
+    /// Shares of each batch (see `EvolveConfig::frontier_weight`); 0: main stream + replay.
+    pub frontier_weight: f64,
+    pub ema_decay: f64,
     pub seed: u64,
 }
 
-fn samples(
-    episodes: &[Episode],
-    featurizer: &Featurizer,
-    spec: &TrainSpec<'_>,
-) -> Result<RawSamples> {
-    let mut raw = RawSamples::default();
-    for e in episodes {
-        raw.push_episode(e, featurizer, spec.robot, spec.sim)?;
-    }
-    Ok(raw)
+/// One learned skill's training data.
+#[derive(Clone, Debug)]
+pub struct SkillData {
+    pub skill: String,
+    pub episodes: Vec<Episode>,
+    /// A frontier skill (being learned), not a mastered one.
+    pub frontier: bool,
 }
 
-/// Trains a policy on `main` (+ `replay`), starting from `previous`'s weights when given.
+/// Trains a policy on the pool, starting from `previous`'s weights when given. With a positive
+/// `frontier_weight` every skill gets its share of each batch (frontier skills
+/// `frontier_weight` shares, mastered ones one each); with 0, frontier skills' data is the main
+/// stream and mastered skills' data, pooled, `replay_fraction` of each batch.
 pub fn train_generation(
     previous: Option<&Policy>,
-    main: &[Episode],
-    replay: &[Episode],
-    skills: Vec<String>,
+    pool: &[SkillData],
     spec: &TrainSpec<'_>,
 ) -> Result<(Policy, TrainFigures)> {
     let featurizer = Featurizer::new(
@@ -77,8 +78,27 @@ pub fn train_generation(
         spec.sim,
         spec.robot.dof(),
     )?;
-    let raw_main = samples(main, &featurizer, spec)?;
-    let raw_replay = samples(replay, &featurizer, spec)?;
+    let balanced = spec.frontier_weight > 0.0;
+    let mut raw_main = RawSamples::default();
+    let mut raw_replay = RawSamples::default();
+    let mut groups = Vec::new();
+    let mut shares = Vec::new();
+    for (g, data) in pool.iter().enumerate() {
+        let raw = if balanced || data.frontier {
+            &mut raw_main
+        } else {
+            &mut raw_replay
+        };
+        for e in &data.episodes {
+            raw.push_episode(e, &featurizer, spec.robot, spec.sim)?;
+        }
+        groups.resize(raw_main.len(), g);
+        shares.push(if data.frontier {
+            spec.frontier_weight
+        } else {
+            1.0
+        });
+    }
     let mut all = raw_main.clone();
     all.rows.extend(raw_replay.rows.iter().cloned());
     all.actions.extend_from_slice(&raw_replay.actions);
@@ -104,8 +124,11 @@ pub fn train_generation(
         // acts as before on the data it learned (a bare refit shifts every input it knows).
         policy.renormalize(normalizer)?;
     }
-    policy.meta.skills = skills;
-    let data = Dataset::new(&raw_main, &policy.featurizer, &policy.normalizer)?;
+    policy.meta.skills = pool.iter().map(|d| d.skill.clone()).collect();
+    let mut data = Dataset::new(&raw_main, &policy.featurizer, &policy.normalizer)?;
+    if balanced {
+        data = data.with_group_shares(&groups, &shares)?;
+    }
     let replay_data = if raw_replay.is_empty() {
         None
     } else {
@@ -129,6 +152,7 @@ pub fn train_generation(
         } else {
             0.0
         },
+        ema_decay: spec.ema_decay,
         ..BcConfig::default()
     };
     let report = train_bc(&mut policy, &data, replay_data.as_ref(), &cfg, &mut |_| {})?;
@@ -139,7 +163,7 @@ pub fn train_generation(
             final_nll: report.final_nll,
             samples_per_sec: report.samples_per_sec,
             wall_s: report.wall_s,
-            episodes: main.len() + replay.len(),
+            episodes: pool.iter().map(|d| d.episodes.len()).sum(),
             failures: 0,
         },
     ))

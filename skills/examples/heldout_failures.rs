@@ -1,0 +1,90 @@
+//! Diagnostic: how a run's policy fails a skill's held-out variants. Runs the checkpoint of
+//! generation GEN greedily on SKILL's fixed evaluation seeds and prints, per episode, the
+//! outcome, the steps used, the object's highest and final rise above its start (m), the
+//! closest the TCP came to the object (m) and the gripper opening at the end.
+//!
+//! `cargo run --release -p coevolve-skills --example heldout_failures -- RUN GEN SKILL`
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use skills::evolve::generation::heldout_variants;
+use skills::evolve::learner::run_policy;
+use skills::evolve::run_dir::RunDir;
+use skills::tree::SkillTree;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let run = RunDir::new(&args[0]);
+    let generation: usize = args[1].parse().unwrap();
+    let tree = SkillTree::default_tree().unwrap();
+    let skill = tree.get(&args[2]).unwrap();
+    tch::set_num_threads(2);
+    let policy =
+        policy::checkpoint::load(&run.checkpoint(generation), tch::Device::Cpu).unwrap();
+    let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
+    let (tasks, seeds) = heldout_variants(skill);
+    let runs = run_policy(&policy, &robot, &tasks, &seeds, None, None, 2).unwrap();
+    let mut ok = 0;
+    for (i, r) in runs.iter().enumerate() {
+        let e = &r.episode;
+        ok += usize::from(e.outcome.success);
+        let object = e
+            .task
+            .goal
+            .object
+            .as_deref()
+            .and_then(|n| e.task.object_index(n));
+        let (mut peak_rise_m, mut final_rise_m, mut closest_m) = (0.0f64, 0.0, f64::INFINITY);
+        if let Some(k) = object {
+            let z0 = e.initial_state.objects[k].position_m().z;
+            for s in &e.steps {
+                let p = s.state.objects[k].position_m();
+                peak_rise_m = peak_rise_m.max(p.z - z0);
+                final_rise_m = p.z - z0;
+                closest_m = closest_m.min((s.state.ee_position_m() - p).norm());
+            }
+        }
+        let (start_xy, yaw_deg) = object.map_or(([f64::NAN; 2], f64::NAN), |k| {
+            let o = &e.initial_state.objects[k];
+            let q = sim::state::iso_from_pose7(&o.world_from_object).rotation;
+            let p = o.position_m();
+            ([p.x, p.y], q.euler_angles().2.to_degrees())
+        });
+        let opening = e.steps.last().map_or(f64::NAN, |s| s.state.gripper_opening);
+        println!(
+            "{i:2} {} steps {:3} peak {peak_rise_m:.3} final {final_rise_m:.3} target {:.3} \
+             closest {closest_m:.3} opening {opening:.2} object at ({:.3}, {:.3}) yaw \
+             {yaw_deg:.0} {:?}",
+            if e.outcome.success { "ok  " } else { "FAIL" },
+            e.outcome.control_steps,
+            e.task.goal.lift_height_m,
+            start_xy[0],
+            start_xy[1],
+            e.outcome.invalid,
+        );
+    }
+    println!("{ok}/{} successful", runs.len());
+    // With DUMP=i: the last steps of episode i.
+    if let Some(i) = std::env::var("DUMP").ok().and_then(|v| v.parse::<usize>().ok()) {
+        let e = &runs[i].episode;
+        for s in e.steps.iter().rev().take(12).rev() {
+            let st = &s.state;
+            println!(
+                "t {:.2} ee {:.3?} grip {:.3?} open {:.2} qd {:.1?} obj {:.3?} v {:.2?} force {:.0?} \
+                 env {:.0} pen {:.4} touch {:?}",
+                st.time_s,
+                st.ee_position_m().as_slice(),
+                st.gripper_q,
+                st.gripper_opening,
+                st.qd_rad_s,
+                st.objects.first().map(|o| o.position_m()).map(|p| [p.x, p.y, p.z]),
+                st.objects.first().map(|o| o.lin_vel_m_s),
+                st.contacts.object_peak_force_n,
+                st.contacts.robot_env_force_n,
+                st.contacts.max_penetration_m,
+                st.contacts.finger_touch,
+            );
+        }
+    }
+}
