@@ -197,6 +197,7 @@ pub fn train_bc(
         }
         let (total, nll, value) = bc_losses(policy, &batch, cfg.value_weight);
         step_clipped(&mut opt, &policy.vs, &total, cfg.optim.grad_clip);
+        policy.net.project_log_std();
         tch::no_grad(|| {
             for (w, average) in &ema {
                 let _ = average.shallow_clone().lerp_(w, 1.0 - cfg.ema_decay);

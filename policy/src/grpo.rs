@@ -218,6 +218,7 @@ pub fn train_grpo(
                         + value_loss(&value_logit, &success.index_select(0, &idx))
                             * cfg.value_weight;
                     step_clipped(&mut opt, &policy.vs, &total, cfg.grad_clip);
+                    policy.net.project_log_std();
                     sums.0 += parts.loss.double_value(&[]);
                     sums.1 += parts.kl.double_value(&[]);
                     sums.2 += parts.clip_fraction.double_value(&[]);

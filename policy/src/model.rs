@@ -252,4 +252,18 @@ impl VlaNet {
             value_logit,
         }
     }
+
+    /// Projects the log-std parameter back into [LOG_STD_MIN, LOG_STD_MAX] (call after every
+    /// optimiser step). The forward pass clamps it, and a clamped element gets no gradient: one
+    /// that an update pushed past the bound would stay there for good, however wrong (on a
+    /// skill whose actions never varied, e.g. the gripper during reach, that made the NLL of
+    /// the next skill's data explode).
+    pub fn project_log_std(&self) {
+        tch::no_grad(|| {
+            let _ = self
+                .log_std
+                .shallow_clone()
+                .clamp_(LOG_STD_MIN, LOG_STD_MAX);
+        });
+    }
 }

@@ -60,7 +60,8 @@ fn rewrite_input(policy: &Policy, layer: &str, old: &Stats, new: &Stats) -> Resu
 }
 
 /// The action head and log-std rewritten so `mean_new * s_new + m_new == mean_old * s_old +
-/// m_old` and `exp(log_std_new) * s_new == exp(log_std_old) * s_old`.
+/// m_old` and, where the spread did not grow (`s_new <= s_old`), `exp(log_std_new) * s_new ==
+/// exp(log_std_old) * s_old`; where it grew, the normalised log-std is kept.
 fn rewrite_output(policy: &Policy, old: &Stats, new: &Stats) -> Result<()> {
     let w = var(policy, "action_head.weight")?;
     let b = var(policy, "action_head.bias")?;
@@ -68,10 +69,14 @@ fn rewrite_output(policy: &Policy, old: &Stats, new: &Stats) -> Result<()> {
     let dim = old.mean.len();
     let chunk = log_std.size()[0];
     let scale: Vec<f32> = (0..dim).map(|j| old.std[j] / new.std[j]).collect();
-    let std_scale: Vec<f32> = scale
-        .iter()
-        .map(|r| if *r < 1.0 / MAX_GAIN { 1.0 } else { *r })
-        .collect();
+    // The log-std is never narrowed: where the new data spreads wider than the old (scale
+    // < 1), the std stays what it was in normalised units, i.e. as wide relative to the new
+    // spread as it was to the old. Narrowed, it fits only the old data; the new skill's
+    // actions on that component then have an enormous NLL whose clipped gradient swamps
+    // everything else, and Adam moves a log-std by only about lr per step, so it takes
+    // generations to recover (seen: reach data, where a component barely varied, followed by
+    // grasp data: final NLL 7–14 and both skills collapsing).
+    let std_scale: Vec<f32> = scale.iter().map(|r| r.max(1.0)).collect();
     let shift: Vec<f32> = (0..dim)
         .map(|j| (old.mean[j] - new.mean[j]) / new.std[j])
         .collect();

@@ -111,9 +111,18 @@ pub fn explore_skill(
             .or(prerequisite_search)
             .filter(|d| d.mean.len() == PlanDistribution::initial(&cfg.cem).mean.len())
             .unwrap_or_else(|| PlanDistribution::initial(&cfg.cem));
+        // A skill's first search (from scratch or from a prerequisite's plan) gets the full
+        // `max_iterations`: its first demonstrations come from this distribution, and a less
+        // converged one gives slower, less consistent plans that BC learns badly from.
+        let iterations = if st.search.is_none() {
+            cfg.cem.iterations.max(cfg.cem.max_iterations)
+        } else {
+            cfg.cem.iterations
+        };
         let cem = CemConfig {
             seed: stream_seed(cfg.seed, generation, skill_index, 2),
             threads: Some(cfg.threads),
+            iterations,
             ..cfg.cem.clone()
         };
         let tasks =

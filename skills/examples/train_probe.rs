@@ -1,0 +1,99 @@
+//! Diagnostic: one generation's training redone on a run's pool with different batch mixes and
+//! weight averaging, from the same starting checkpoint; prints each candidate's held-out
+//! success per learned skill. Separates the effect of the training settings from the run's
+//! trajectory.
+//!
+//! `cargo run --release -p coevolve-skills --example train_probe -- RUN GEN [FROM_GEN]`
+//! trains generation GEN's pool (golden and failures banked up to GEN) starting from the
+//! checkpoint of FROM_GEN (default GEN − 1), with frontier_weight ∈ {0, 2} × ema ∈ {0, 0.99}.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use skills::evolve::config::EvolveConfig;
+use skills::evolve::curriculum::stream_seed;
+use skills::evolve::generation::heldout;
+use skills::evolve::learner::{train_generation, SkillData, TrainSpec};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let run = std::path::PathBuf::from(&args[0]);
+    let generation: usize = args[1].parse().unwrap();
+    let from: usize = args.get(2).map_or(generation - 1, |a| a.parse().unwrap());
+    let ctx = skills::evolve::prepare(&run, EvolveConfig::default(), true).unwrap();
+    tch::set_num_threads(2);
+    let state = ctx.dir.read_state().unwrap();
+    let start = policy::checkpoint::load(&ctx.dir.checkpoint(from), ctx.device).unwrap();
+    let mastered_before: Vec<String> = state
+        .skills
+        .iter()
+        .filter(|(_, st)| st.mastered_at.is_some_and(|m| m < generation))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let mut pool = Vec::new();
+    let mut steps = 0;
+    for skill in ctx.tree.skills.iter().filter(|s| ctx.closure.contains(s.name())) {
+        let mut episodes = ctx.dir.read_golden(skill.name(), generation + 1).unwrap();
+        if episodes.is_empty() {
+            continue;
+        }
+        // RAW_ONLY=1: leave out the refiner's replays (joint-position actions).
+        if std::env::var("RAW_ONLY").is_ok() {
+            episodes.retain(|e| {
+                !e.steps
+                    .iter()
+                    .any(|s| matches!(s.action, sim::Action::JointPosition { .. }))
+            });
+        }
+        let keep = ctx.cfg.max_golden_per_skill;
+        episodes.drain(..episodes.len().saturating_sub(keep));
+        let mut failures = ctx.dir.read_failures(skill.name(), generation + 1).unwrap();
+        let keep = ctx.cfg.max_failures_per_skill;
+        failures.drain(..failures.len().saturating_sub(keep));
+        episodes.extend(failures);
+        let frontier = !mastered_before.iter().any(|m| m == skill.name());
+        if frontier {
+            steps += skill.def.budget.train_steps;
+        }
+        println!("{}: {} episodes, frontier {frontier}", skill.name(), episodes.len());
+        pool.push(SkillData {
+            skill: skill.name().to_owned(),
+            episodes,
+            frontier,
+        });
+    }
+    let settings: &[(f64, f64)] = if std::env::var("QUICK").is_ok() {
+        &[(2.0, 0.0)]
+    } else {
+        &[(0.0, 0.0), (2.0, 0.0), (0.0, 0.99), (2.0, 0.99)]
+    };
+    for &(frontier_weight, ema_decay) in settings {
+        let spec = TrainSpec {
+            model: &ctx.model,
+            tokenizer: &ctx.tokenizer,
+            robot: &ctx.robot,
+            sim: &ctx.sim,
+            device: ctx.device,
+            steps,
+            batch_size: ctx.cfg.batch_size,
+            lr: ctx.cfg.lr,
+            replay_fraction: ctx.cfg.replay_fraction,
+            frontier_weight,
+            ema_decay,
+            seed: stream_seed(ctx.cfg.seed, generation, 0, 6),
+        };
+        let (candidate, figures) = train_generation(Some(&start), &pool, &spec).unwrap();
+        let rates: Vec<String> = pool
+            .iter()
+            .map(|d| {
+                let skill = ctx.tree.get(&d.skill).unwrap();
+                let (ok, n) = heldout(&ctx, &candidate, skill).unwrap();
+                format!("{} {ok}/{n}", d.skill)
+            })
+            .collect();
+        println!(
+            "frontier_weight {frontier_weight} ema {ema_decay}: {} (nll {:.2}, {:.0} s)",
+            rates.join(", "),
+            figures.final_nll,
+            figures.wall_s
+        );
+    }
+}
