@@ -2,8 +2,9 @@
 //! refits the statistics; without compensation every input the network has learned shifts and
 //! every output it predicts is rescaled, which erases skills learned on the old pool. Here the
 //! input projections (`proprio_in`, `object_in`, `zone_in`), the action head and the log-std
-//! are rewritten so that the policy's raw-unit actions are unchanged on the data the old
-//! statistics came from (exactly, up to float rounding), the way Pop-Art preserves outputs.
+//! are rewritten so that the policy's raw-unit actions (means) are unchanged on the data the old
+//! statistics came from (exactly, up to float rounding), the way Pop-Art preserves outputs. The
+//! action std is preserved too, except that it is never narrowed (see `rewrite_output`).
 
 use tch::Tensor;
 
@@ -15,8 +16,7 @@ use crate::policy::Policy;
 /// A feature or action whose spread grew by more than this factor barely varied in the old
 /// data (its statistics sat at the floor): the network never saw it move. An input's weights
 /// are then kept instead of scaled up by the factor (the bias absorbs its new offset, which
-/// keeps the old data's outputs exact); an action's log-std is kept in normalised units
-/// instead of shrunk by the factor (which would make the grown data's spread impossible).
+/// keeps the old data's outputs exact). (An action's log-std is never narrowed at all.)
 const MAX_GAIN: f32 = 100.0;
 
 /// Per-feature (gain, offset) with `x_old_normalised = gain * x_new_normalised + offset` on

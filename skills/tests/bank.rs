@@ -20,12 +20,18 @@ fn every_banked_episode_is_the_one_its_verdict_was_given_for() {
     let tasks = |_: usize, rng: &mut ChaCha8Rng| -> TaskSpec {
         sample_task(SkillKind::Lift, &TaskRanges::default(), rng)
     };
+    // Half direct (their raw trajectory is shorter than the refiner's re-timed one, so the raw
+    // one is banked), half hesitating (the refined one is banked).
     let factory = move |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
-        Box::new(ScriptedPickPlace::noisy(
-            info,
-            scale.clone(),
-            ScriptNoise::default(),
-        ))
+        if info.index % 2 == 0 {
+            Box::new(ScriptedPickPlace::new(info, scale.clone()))
+        } else {
+            Box::new(ScriptedPickPlace::noisy(
+                info,
+                scale.clone(),
+                ScriptNoise::default(),
+            ))
+        }
     };
     let batch = BatchConfig {
         episodes: 8,
@@ -54,6 +60,12 @@ fn every_banked_episode_is_the_one_its_verdict_was_given_for() {
     let report = &refined.report;
     let merged = golden_of(&raw, &refined);
 
+    // The raw originals are banked for some (shorter than their replay, or not re-validated):
+    // the path where an index lookup would pick the wrong episode.
+    assert!(
+        merged.raw_was_shorter + merged.raw_unrefined > 0,
+        "the test needs raw episodes banked"
+    );
     // Every kept or not-re-validated success is banked exactly once, in decision order.
     assert_eq!(
         merged.golden.len(),

@@ -137,7 +137,7 @@ impl Default for EvolveConfig {
         EvolveConfig {
             tree: "default".into(),
             robot: "ur5e".into(),
-            generations: 14,
+            generations: 11,
             episode_budget: None,
             targets: vec!["place".into()],
             seed: 0,
