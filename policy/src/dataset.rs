@@ -208,10 +208,7 @@ impl Dataset {
                 "group shares must be finite, >= 0, and not all 0".into(),
             ));
         }
-        let weights: Vec<f64> = groups
-            .iter()
-            .map(|&g| shares[g] / rows[g] as f64)
-            .collect();
+        let weights: Vec<f64> = groups.iter().map(|&g| shares[g] / rows[g] as f64).collect();
         self.weights = Some(Tensor::from_slice(&weights));
         Ok(self)
     }
@@ -282,7 +279,9 @@ mod tests {
         tch::manual_seed(0);
         // 90 rows of group 0, 10 of group 1; group 1 gets twice group 0's share.
         let groups: Vec<usize> = (0..100).map(|i| usize::from(i >= 90)).collect();
-        let data = dataset(100).with_group_shares(&groups, &[1.0, 2.0]).unwrap();
+        let data = dataset(100)
+            .with_group_shares(&groups, &[1.0, 2.0])
+            .unwrap();
         let draws = 30_000;
         let index = Vec::<i64>::try_from(data.draw(draws)).unwrap();
         let from_small = index.iter().filter(|&&i| i >= 90).count() as f64 / draws as f64;

@@ -20,8 +20,7 @@ fn main() {
     let tree = SkillTree::default_tree().unwrap();
     let skill = tree.get(&args[2]).unwrap();
     tch::set_num_threads(2);
-    let policy =
-        policy::checkpoint::load(&run.checkpoint(generation), tch::Device::Cpu).unwrap();
+    let policy = policy::checkpoint::load(&run.checkpoint(generation), tch::Device::Cpu).unwrap();
     let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
     let (tasks, seeds) = heldout_variants(skill);
     let runs = run_policy(&policy, &robot, &tasks, &seeds, None, None, 2).unwrap();
@@ -66,7 +65,10 @@ fn main() {
     }
     println!("{ok}/{} successful", runs.len());
     // With DUMP=i: the last steps of episode i.
-    if let Some(i) = std::env::var("DUMP").ok().and_then(|v| v.parse::<usize>().ok()) {
+    if let Some(i) = std::env::var("DUMP")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
         let e = &runs[i].episode;
         for s in e.steps.iter().rev().take(12).rev() {
             let st = &s.state;

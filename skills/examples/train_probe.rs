@@ -30,7 +30,12 @@ fn main() {
         .collect();
     let mut pool = Vec::new();
     let mut steps = 0;
-    for skill in ctx.tree.skills.iter().filter(|s| ctx.closure.contains(s.name())) {
+    for skill in ctx
+        .tree
+        .skills
+        .iter()
+        .filter(|s| ctx.closure.contains(s.name()))
+    {
         let mut episodes = ctx.dir.read_golden(skill.name(), generation + 1).unwrap();
         if episodes.is_empty() {
             continue;
@@ -53,7 +58,11 @@ fn main() {
         if frontier {
             steps += skill.def.budget.train_steps;
         }
-        println!("{}: {} episodes, frontier {frontier}", skill.name(), episodes.len());
+        println!(
+            "{}: {} episodes, frontier {frontier}",
+            skill.name(),
+            episodes.len()
+        );
         pool.push(SkillData {
             skill: skill.name().to_owned(),
             episodes,

@@ -39,14 +39,24 @@ fn every_banked_episode_is_the_one_its_verdict_was_given_for() {
         threads: Some(2),
         record_images: false,
     };
-    let mut raw: Vec<sim::Episode> =
-        EpisodeBatch::run(robot.clone(), config.clone(), &batch, &tasks, &factory, &|| {})
-            .unwrap()
-            .episodes
-            .into_iter()
-            .filter(|e| e.outcome.success)
-            .collect();
-    assert!(raw.len() >= 4, "scripted lift succeeded {} times", raw.len());
+    let mut raw: Vec<sim::Episode> = EpisodeBatch::run(
+        robot.clone(),
+        config.clone(),
+        &batch,
+        &tasks,
+        &factory,
+        &|| {},
+    )
+    .unwrap()
+    .episodes
+    .into_iter()
+    .filter(|e| e.outcome.success)
+    .collect();
+    assert!(
+        raw.len() >= 4,
+        "scripted lift succeeded {} times",
+        raw.len()
+    );
     // Indices as a merged batch has them: unrelated to the position (reversed, and one far past
     // the end).
     let n = raw.len();
