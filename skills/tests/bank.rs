@@ -23,7 +23,7 @@ fn every_banked_episode_is_the_one_its_verdict_was_given_for() {
     // Half direct (their raw trajectory is shorter than the refiner's re-timed one, so the raw
     // one is banked), half hesitating (the refined one is banked).
     let factory = move |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
-        if info.index % 2 == 0 {
+        if info.index.is_multiple_of(2) {
             Box::new(ScriptedPickPlace::new(info, scale.clone()))
         } else {
             Box::new(ScriptedPickPlace::noisy(
