@@ -216,18 +216,25 @@ impl VlaNet {
             TYPE_PROPRIO,
         ));
         valid.push(ones(1));
-        let mut slot = 0;
-        let mut entities = |set: &Option<(Tensor, Tensor)>, layer: &Option<nn::Linear>, ty| {
-            if let (Some((x, mask)), Some(layer), Some(slots)) = (set, layer, &self.slot_embed) {
-                let n = x.size()[1];
-                let t = x.apply(layer) + slots.narrow(0, slot, n);
-                slot += n;
-                tokens.push(self.typed(t, ty));
-                valid.push(mask.shallow_clone());
-            }
-        };
-        entities(&obs.objects, &self.object_in, TYPE_OBJECT);
-        entities(&obs.zones, &self.zone_in, TYPE_ZONE);
+        // Objects take slots 0.., zones slots max_objects..; a batch may leave out trailing
+        // unused slots (`Featurizer::collate`).
+        let mut entities =
+            |set: &Option<(Tensor, Tensor)>, layer: &Option<nn::Linear>, first, ty| {
+                if let (Some((x, mask)), Some(layer), Some(slots)) = (set, layer, &self.slot_embed)
+                {
+                    let n = x.size()[1];
+                    let t = x.apply(layer) + slots.narrow(0, first, n);
+                    tokens.push(self.typed(t, ty));
+                    valid.push(mask.shallow_clone());
+                }
+            };
+        entities(&obs.objects, &self.object_in, 0, TYPE_OBJECT);
+        entities(
+            &obs.zones,
+            &self.zone_in,
+            self.config.max_objects,
+            TYPE_ZONE,
+        );
         for (encoder, image) in self.cameras.iter().zip(&obs.images) {
             let (patches, keypoints) = encoder.forward(image);
             let n = patches.size()[1];

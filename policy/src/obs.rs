@@ -10,7 +10,7 @@ use crate::config::{ModelConfig, ObsMode};
 use crate::error::{PolicyError, Result};
 use crate::features::{self, ACTION_DIM, OBJECT_DIM, ZONE_DIM};
 use crate::model::ObsBatch;
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::{Tokenizer, PAD_ID};
 use sim::state::Observation;
 use sim::task::TaskSpec;
 
@@ -141,10 +141,17 @@ impl Featurizer {
         Ok(row)
     }
 
-    /// Stacks rows into CPU tensors (unnormalised).
+    /// Stacks rows into CPU tensors (unnormalised). Trailing padding that no row uses is left
+    /// out (instruction tokens past the longest instruction, object / zone slots past the most
+    /// any row fills): the network masks padding, so its output is the same, for less compute.
     pub fn collate(&self, rows: &[&ObsRow]) -> ObsBatch {
         let b = rows.len() as i64;
         let m = &self.model;
+        let used =
+            |f: &dyn Fn(&ObsRow) -> usize| rows.iter().map(|r| f(r)).max().unwrap_or(0).max(1);
+        let lang_w = used(&|r| r.lang.iter().take_while(|t| **t != PAD_ID).count());
+        let objects_w = used(&|r| r.object_valid.iter().take_while(|v| **v).count());
+        let zones_w = used(&|r| r.zone_valid.iter().take_while(|v| **v).count());
         let cat_f = |f: &dyn Fn(&ObsRow) -> &[f32]| {
             let flat: Vec<f32> = rows.iter().flat_map(|r| f(r).iter().copied()).collect();
             Tensor::from_slice(&flat)
@@ -153,21 +160,25 @@ impl Featurizer {
             let flat: Vec<bool> = rows.iter().flat_map(|r| f(r).iter().copied()).collect();
             Tensor::from_slice(&flat)
         };
-        let lang: Vec<i64> = rows.iter().flat_map(|r| r.lang.iter().copied()).collect();
+        let lang: Vec<i64> = rows
+            .iter()
+            .flat_map(|r| r.lang[..lang_w].iter().copied())
+            .collect();
         let state = m.obs == ObsMode::State;
+        let (od, zd) = (OBJECT_DIM, ZONE_DIM);
         ObsBatch {
-            lang: Tensor::from_slice(&lang).view([b, m.max_lang_tokens]),
+            lang: Tensor::from_slice(&lang).view([b, lang_w as i64]),
             proprio: cat_f(&|r| &r.proprio).view([b, self.proprio_dim as i64]),
             objects: state.then(|| {
                 (
-                    cat_f(&|r| &r.objects).view([b, m.max_objects, OBJECT_DIM as i64]),
-                    cat_b(&|r| &r.object_valid).view([b, m.max_objects]),
+                    cat_f(&|r| &r.objects[..objects_w * od]).view([b, objects_w as i64, od as i64]),
+                    cat_b(&|r| &r.object_valid[..objects_w]).view([b, objects_w as i64]),
                 )
             }),
             zones: state.then(|| {
                 (
-                    cat_f(&|r| &r.zones).view([b, m.max_zones, ZONE_DIM as i64]),
-                    cat_b(&|r| &r.zone_valid).view([b, m.max_zones]),
+                    cat_f(&|r| &r.zones[..zones_w * zd]).view([b, zones_w as i64, zd as i64]),
+                    cat_b(&|r| &r.zone_valid[..zones_w]).view([b, zones_w as i64]),
                 )
             }),
             images: self

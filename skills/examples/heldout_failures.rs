@@ -64,6 +64,44 @@ fn main() {
         );
     }
     println!("{ok}/{} successful", runs.len());
+    // Where the object ended relative to the goal zone (place / push): offset (m) and half extent.
+    for (i, r) in runs.iter().enumerate() {
+        let e = &r.episode;
+        let zone = e
+            .task
+            .goal
+            .zone
+            .as_deref()
+            .and_then(|n| e.task.zones.iter().find(|z| z.name == n));
+        let object = e
+            .task
+            .goal
+            .object
+            .as_deref()
+            .and_then(|n| e.task.object_index(n));
+        if let (Some(z), Some(k), Some(last)) = (zone, object, e.steps.last()) {
+            let p = last.state.objects[k].position_m();
+            let start = e.initial_state.objects[k].position_m();
+            // The step at which the fingers last let go of the object.
+            let released_at = e.steps.iter().rposition(|s| {
+                s.state
+                    .contacts
+                    .finger_touch
+                    .iter()
+                    .any(|f| f.get(k).copied().unwrap_or(false))
+            });
+            let at_release = released_at.map(|j| e.steps[j].state.objects[k].position_m());
+            println!(
+                "{i:2} zone offset ({:+.3}, {:+.3}) half {:.3} start->zone {:.3} released at {:?} obj then {:.3?}",
+                p.x - z.center_m[0],
+                p.y - z.center_m[1],
+                z.half_extents_m[0],
+                ((start.x - z.center_m[0]).powi(2) + (start.y - z.center_m[1]).powi(2)).sqrt(),
+                released_at,
+                at_release.map(|q| [q.x - z.center_m[0], q.y - z.center_m[1], q.z]),
+            );
+        }
+    }
     // With DUMP=i: the last steps of episode i.
     if let Some(i) = std::env::var("DUMP")
         .ok()

@@ -69,21 +69,34 @@ fn main() {
             frontier,
         });
     }
-    let settings: &[(f64, f64)] = if std::env::var("QUICK").is_ok() {
-        &[(2.0, 0.0)]
-    } else {
-        &[(0.0, 0.0), (2.0, 0.0), (0.0, 0.99), (2.0, 0.99)]
+    // SETTINGS="fw:ema:steps_scale:lr_scale ...": the candidates to train (default: frontier
+    // weight 0 / 2 × ema 0 / 0.99 at the run's steps and lr; QUICK=1: the run's own settings).
+    let settings: Vec<(f64, f64, f64, f64)> = match std::env::var("SETTINGS") {
+        Ok(list) => list
+            .split_whitespace()
+            .map(|item| {
+                let v: Vec<f64> = item.split(':').map(|x| x.parse().unwrap()).collect();
+                (v[0], v[1], v[2], v[3])
+            })
+            .collect(),
+        Err(_) if std::env::var("QUICK").is_ok() => vec![(2.0, 0.0, 1.0, 1.0)],
+        Err(_) => vec![
+            (0.0, 0.0, 1.0, 1.0),
+            (2.0, 0.0, 1.0, 1.0),
+            (0.0, 0.99, 1.0, 1.0),
+            (2.0, 0.99, 1.0, 1.0),
+        ],
     };
-    for &(frontier_weight, ema_decay) in settings {
+    for (frontier_weight, ema_decay, steps_scale, lr_scale) in settings {
         let spec = TrainSpec {
             model: &ctx.model,
             tokenizer: &ctx.tokenizer,
             robot: &ctx.robot,
             sim: &ctx.sim,
             device: ctx.device,
-            steps,
+            steps: (steps as f64 * steps_scale).round() as usize,
             batch_size: ctx.cfg.batch_size,
-            lr: ctx.cfg.lr,
+            lr: ctx.cfg.lr * lr_scale,
             replay_fraction: ctx.cfg.replay_fraction,
             frontier_weight,
             ema_decay,
@@ -99,7 +112,7 @@ fn main() {
             })
             .collect();
         println!(
-            "frontier_weight {frontier_weight} ema {ema_decay}: {} (nll {:.2}, {:.0} s)",
+            "frontier_weight {frontier_weight} ema {ema_decay} steps x{steps_scale} lr x{lr_scale}: {} (nll {:.2}, {:.0} s)",
             rates.join(", "),
             figures.final_nll,
             figures.wall_s
