@@ -106,6 +106,11 @@ pub struct EvolveConfig {
     pub search_below: f64,
     /// Most golden episodes a skill adds per generation.
     pub max_golden_per_generation: usize,
+    /// Runs of the search's mean plan per generation (on the generation's variants, then on
+    /// fresh ones): its successes are the skill's consistent demonstrations. 0 (configs
+    /// written before it existed): twice the generation's variants.
+    #[serde(default)]
+    pub mean_plan_runs: usize,
     /// Most golden episodes per skill used for training (newest first).
     pub max_golden_per_skill: usize,
     /// BC batch size. 64 (not 128) in the default: half the training time per generation for
@@ -137,7 +142,7 @@ impl Default for EvolveConfig {
         EvolveConfig {
             tree: "default".into(),
             robot: "ur5e".into(),
-            generations: 11,
+            generations: 10,
             episode_budget: None,
             targets: vec!["place".into()],
             seed: 0,
@@ -165,11 +170,12 @@ impl Default for EvolveConfig {
             cem: CemConfig {
                 iterations: 3,
                 min_successes: 16,
-                max_iterations: 6,
+                max_iterations: 10,
                 ..CemConfig::default()
             },
             search_below: 0.5,
             max_golden_per_generation: 96,
+            mean_plan_runs: 64,
             max_golden_per_skill: 240,
             batch_size: 64,
             lr: 1e-3,

@@ -111,11 +111,12 @@ pub fn explore_skill(
             .or(prerequisite_search)
             .filter(|d| d.mean.len() == PlanDistribution::initial(&cfg.cem).mean.len())
             .unwrap_or_else(|| PlanDistribution::initial(&cfg.cem));
-        // A skill's first search (from scratch or from a prerequisite's plan) gets the full
-        // `max_iterations`: its first demonstrations come from this distribution, and a less
-        // converged one gives slower, less consistent plans that BC learns badly from.
+        // A skill's first search (from scratch or from a prerequisite's plan) gets twice the
+        // iterations: its first demonstrations come from this distribution, and a less
+        // converged one gives slower, less consistent plans that BC learns badly from. Any
+        // search short of `min_successes` goes on up to `max_iterations`.
         let iterations = if st.search.is_none() {
-            cfg.cem.iterations.max(cfg.cem.max_iterations)
+            2 * cfg.cem.iterations
         } else {
             cfg.cem.iterations
         };
@@ -146,14 +147,17 @@ pub fn explore_skill(
     }
     if let Some(dist) = &st.search {
         // Demonstrations should be consistent: the search's mean plan, run on the generation's
-        // variants and as many fresh ones, gives one behaviour per task.
+        // variants and fresh ones (`mean_plan_runs` in all), gives one behaviour per task.
         let extra_seed = stream_seed(cfg.seed, generation, skill_index, 7);
+        let fresh = match cfg.mean_plan_runs {
+            0 => variants.len(),
+            n => n.saturating_sub(variants.len()),
+        };
         let demo_variants: Vec<TrackedVariant> = variants
             .iter()
             .cloned()
             .chain(
-                (0..variants.len())
-                    .map(|i| fresh_variant(skill, sim::episode::episode_seed(extra_seed, i))),
+                (0..fresh).map(|i| fresh_variant(skill, sim::episode::episode_seed(extra_seed, i))),
             )
             .collect();
         let plans = vec![dist.mean.clone(); demo_variants.len()];

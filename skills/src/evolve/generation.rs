@@ -92,9 +92,23 @@ pub fn run_generation(
         frontier: frontier.iter().map(|(_, s)| s.name().to_owned()).collect(),
         ..GenerationRecord::default()
     };
+    // Mastered skills that regressed last generation get fresh demonstrations too.
+    let refresh: Vec<(usize, &Skill)> = ctx
+        .tree
+        .skills
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| ctx.closure.contains(s.name()))
+        .filter(|(_, s)| {
+            state
+                .skills
+                .get(s.name())
+                .is_some_and(|st| st.mastered() && st.regressed)
+        })
+        .collect();
     let mut sim_steps = 0usize;
     let explore_start = Instant::now();
-    for &(si, skill) in &frontier {
+    for &(si, skill) in frontier.iter().chain(&refresh) {
         events(Event::Phase {
             generation: g,
             skill: skill.name(),
@@ -165,7 +179,7 @@ pub fn run_generation(
         pool.push(SkillData {
             skill: skill.name().to_owned(),
             episodes: data,
-            frontier: !st.mastered(),
+            frontier: !st.mastered() || st.regressed,
         });
     }
     let mut candidate = None;
@@ -237,7 +251,16 @@ pub fn run_generation(
         }
         if regressed {
             state.rollbacks += 1;
+            for (name, st) in &mut state.skills {
+                if st.trained && st.best_heldout - rate(name) > cfg.rollback_tolerance {
+                    st.regressed = true;
+                }
+            }
         } else {
+            state
+                .skills
+                .values_mut()
+                .for_each(|st| st.regressed = false);
             for name in evaluations.skills.keys() {
                 let Some(skill) = ctx.tree.get(name) else {
                     continue;

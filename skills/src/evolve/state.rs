@@ -71,6 +71,15 @@ pub struct SkillState {
     pub synth_multiplier: usize,
     /// The policy has been trained on data of this skill.
     pub trained: bool,
+    /// A mastered skill whose regression rolled the last generation back: it is explored again
+    /// and weighted like the frontier in training until a generation is accepted. Left out of
+    /// the file while false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub regressed: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(n: &usize) -> bool {
