@@ -28,12 +28,7 @@ fn main() {
     for (i, r) in runs.iter().enumerate() {
         let e = &r.episode;
         ok += usize::from(e.outcome.success);
-        let object = e
-            .task
-            .goal
-            .object
-            .as_deref()
-            .and_then(|n| e.task.object_index(n));
+        let object = goal_object(e);
         let (mut peak_rise_m, mut final_rise_m, mut closest_m) = (0.0f64, 0.0, f64::INFINITY);
         if let Some(k) = object {
             let z0 = e.initial_state.objects[k].position_m().z;
@@ -73,12 +68,7 @@ fn main() {
             .zone
             .as_deref()
             .and_then(|n| e.task.zones.iter().find(|z| z.name == n));
-        let object = e
-            .task
-            .goal
-            .object
-            .as_deref()
-            .and_then(|n| e.task.object_index(n));
+        let object = goal_object(e);
         if let (Some(z), Some(k), Some(last)) = (zone, object, e.steps.last()) {
             let p = last.state.objects[k].position_m();
             let start = e.initial_state.objects[k].position_m();
@@ -127,4 +117,13 @@ fn main() {
             );
         }
     }
+}
+
+/// Index of the task's goal object in the episode's object list.
+fn goal_object(e: &sim::Episode) -> Option<usize> {
+    e.task
+        .goal
+        .object
+        .as_deref()
+        .and_then(|n| e.task.object_index(n))
 }
