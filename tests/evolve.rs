@@ -359,4 +359,19 @@ fn evolve_rejects_bad_trees_targets_and_state() {
     // Without --resume an existing run is not overwritten.
     let err = common::stderr(&run(&["evolve", "--out", run_dir.to_str().unwrap()]));
     assert!(err.contains("--resume"), "{err}");
+    // A run killed before its first commit left only its config: resuming reads it, so a
+    // damaged one is reported, not silently replaced by the defaults.
+    let early = dir.path().join("killed-early");
+    std::fs::create_dir_all(&early).unwrap();
+    std::fs::write(early.join("config.json"), r#"{"generations": "many"}"#).unwrap();
+    let err = common::stderr(&run(&[
+        "evolve",
+        "--resume",
+        "--out",
+        early.to_str().unwrap(),
+    ]));
+    assert!(
+        err.contains("config.json") && err.contains("invalid type"),
+        "{err}"
+    );
 }

@@ -13,6 +13,7 @@ pub mod control;
 pub mod convert;
 pub mod episode;
 pub mod error;
+pub mod hindsight;
 pub mod library;
 pub mod refine;
 pub mod replay;

@@ -100,10 +100,11 @@ fn rule2_much_longer_successes_of_the_same_variant_are_dropped() {
 fn rules3_to_6_prune_retries_trim_idle_smooth_and_revalidate() {
     let s = setup();
     let mut raw = record(&s, SkillKind::Lift, 4, true, 3);
-    // A deliberate 10-step hesitation in the middle of every episode.
+    // A deliberate 10-step hesitation in the middle of every episode: the arm stands still.
     for e in &mut raw {
         let k = e.steps.len() - 5;
-        let pause = e.steps[k].clone();
+        let mut pause = e.steps[k].clone();
+        pause.state.qd_rad_s.iter_mut().for_each(|v| *v = 0.0);
         e.steps.splice(k..k, std::iter::repeat_n(pause, 10));
     }
     let clean = record(&s, SkillKind::Lift, 2, false, 3);
@@ -121,7 +122,8 @@ fn rules3_to_6_prune_retries_trim_idle_smooth_and_revalidate() {
                 d.retries_pruned, 1,
                 "the forced failed first grasp is cut: {d:?}"
             );
-            assert!(d.idle_steps_trimmed >= 10, "hesitations are trimmed: {d:?}");
+            // The first paused sample is the move to the held target; the other 9 are idle.
+            assert!(d.idle_steps_trimmed >= 9, "hesitations are trimmed: {d:?}");
             assert!(d.keyframes >= 3 && d.keyframes < 30, "{d:?}");
         }
     }
@@ -234,4 +236,67 @@ fn bad_refine_settings_name_the_field() {
             .to_string();
         assert!(err.contains(field), "{err}");
     }
+}
+
+/// Sets the recorded gripper command of a step, whatever its action mode.
+fn set_gripper(action: &mut sim::Action, value: f64) {
+    match action {
+        sim::Action::JointDelta { gripper, .. }
+        | sim::Action::JointPosition { gripper, .. }
+        | sim::Action::EeDelta { gripper, .. } => *gripper = value,
+    }
+}
+
+#[test]
+fn a_wandering_gripper_command_is_refined_like_a_clean_one() {
+    let s = setup();
+    let clean = record(&s, SkillKind::Lift, 3, false, 8);
+    // A sampled policy's command wanders while it means "open" or "closed".
+    let mut wandering = clean.clone();
+    for e in &mut wandering {
+        for (i, step) in e.steps.iter_mut().enumerate() {
+            let wobble = 0.03 * (i % 3) as f64;
+            let g = step.action.gripper();
+            set_gripper(
+                &mut step.action,
+                if g >= 0.5 { 1.0 - wobble } else { wobble },
+            );
+        }
+    }
+    let a = run(&s, &clean, &[], &RefineConfig::default());
+    let b = run(&s, &wandering, &[], &RefineConfig::default());
+    assert_eq!(verdicts(&a), vec!["kept"; 3]);
+    assert_eq!(verdicts(&b), verdicts(&a));
+    let keyframes = |r: &Refined| {
+        r.report
+            .decisions
+            .iter()
+            .map(|d| d.keyframes)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keyframes(&b), keyframes(&a), "the wobble adds no keyframes");
+    assert_eq!(b.golden, a.golden);
+}
+
+#[test]
+fn the_trimmed_path_is_replayed_when_the_retimed_plan_fails() {
+    let s = setup();
+    let raw = record(&s, SkillKind::Lift, 2, false, 9);
+    // Limits so low that the re-timed plan cannot finish within the episode.
+    let crawling = RefineConfig {
+        velocity_fraction: 0.01,
+        ..RefineConfig::default()
+    };
+    let r = run(&s, &raw, &[], &crawling);
+    assert_eq!(verdicts(&r), vec!["kept", "kept"]);
+    assert!(r.report.decisions.iter().all(|d| d.plan == "trimmed"));
+    assert_eq!(r.report.kept_trimmed, 2);
+    assert!(r.golden.iter().all(|e| e.outcome.success));
+    let off = RefineConfig {
+        trimmed_fallback: false,
+        ..crawling
+    };
+    let r = run(&s, &raw, &[], &off);
+    assert_eq!(verdicts(&r), vec!["revalidation_failed"; 2]);
+    assert_eq!(r.report.kept_trimmed, 0);
 }

@@ -92,6 +92,20 @@ fn main() {
             );
         }
     }
+    // What hindsight relabelling (`skills::evolve::hindsight`) makes of each failure.
+    let sim = sim::SimConfig::default();
+    let mut verdicts = std::collections::BTreeMap::<String, usize>::new();
+    for r in runs.iter().filter(|r| !r.episode.outcome.success) {
+        let verdict = sim::hindsight::relabel(
+            &r.episode,
+            &sim.reward,
+            sim.control_dt_s(),
+            skills::evolve::hindsight::drawable(skill),
+        )
+        .map_or_else(|e| format!("{e:?}"), |_| "relabelled".to_owned());
+        *verdicts.entry(verdict).or_default() += 1;
+    }
+    println!("hindsight: {verdicts:?}");
     // With DUMP=i: the last steps of episode i.
     if let Some(i) = std::env::var("DUMP")
         .ok()

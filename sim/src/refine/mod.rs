@@ -33,6 +33,9 @@ pub struct RefineConfig {
     pub efficiency_ratio: f64,
     /// Targets moving less than this between steps (and the same gripper command) are idle. Default 1e-4 rad.
     pub idle_still_rad: f64,
+    /// ... once the arm has settled: every joint slower than this (rad/s). Still targets while
+    /// the arm is catching up with them are the motion, not idle time. Default 0.05.
+    pub idle_settled_rad_s: f64,
     /// Moving-average window (samples) applied to the kept targets before keyframing. Default 5.
     pub denoise_window: usize,
     /// Keyframe tolerance on the TCP path (m). Default 0.015.
@@ -47,6 +50,9 @@ pub struct RefineConfig {
     pub jerk_limit: f64,
     /// Dwell after each gripper command change (s). Default 0.3.
     pub gripper_dwell_s: f64,
+    /// When the re-timed plan no longer succeeds, replay the trimmed, denoised commanded path at
+    /// its own pace instead (kept if that succeeds). Default true.
+    pub trimmed_fallback: bool,
     /// Drop kept trajectories whose novelty (mean per-point TCP-path distance to the nearest
     /// golden trajectory, m) is below this. Default 0.0 (keep all, only score).
     pub min_novelty: f64,
@@ -57,6 +63,7 @@ impl Default for RefineConfig {
         RefineConfig {
             efficiency_ratio: 1.5,
             idle_still_rad: 1e-4,
+            idle_settled_rad_s: 0.05,
             denoise_window: 5,
             keyframe_tolerance_m: 0.015,
             keyframe_tolerance_rad: 0.2,
@@ -65,6 +72,7 @@ impl Default for RefineConfig {
             jerk_limit: 60.0,
             gripper_dwell_s: 0.3,
             min_novelty: 0.0,
+            trimmed_fallback: true,
         }
     }
 }
@@ -89,6 +97,7 @@ impl RefineConfig {
         }
         let non_negative = [
             ("idle_still_rad", self.idle_still_rad),
+            ("idle_settled_rad_s", self.idle_settled_rad_s),
             ("gripper_dwell_s", self.gripper_dwell_s),
             ("min_novelty", self.min_novelty),
         ];
@@ -125,6 +134,11 @@ pub struct Decision {
     pub idle_steps_trimmed: usize,
     pub keyframes: usize,
     pub novelty: Option<f64>,
+    /// What a kept episode replays: `min_jerk` (keyframes re-timed within the limits) or
+    /// `trimmed` (the commanded path without idle time and failed attempts, denoised, at its
+    /// own pace: the fallback when the re-timed replay no longer succeeds).
+    #[serde(default)]
+    pub plan: String,
 }
 
 /// Mean figures over a set of episodes.
@@ -148,6 +162,9 @@ pub struct RefineReport {
     pub retries_pruned: usize,
     pub idle_steps_trimmed: usize,
     pub kept: usize,
+    /// Kept episodes that replay the trimmed path (the re-timed one failed re-validation).
+    #[serde(default)]
+    pub kept_trimmed: usize,
     /// Re-validated successes ÷ smoothed trajectories replayed.
     pub revalidation_rate: f64,
     /// Means over the raw episodes that reached smoothing vs over the golden episodes.
@@ -210,6 +227,37 @@ fn figures(episodes: &[&Episode], dt: f64) -> Figures {
     }
 }
 
+/// Replays each plan (joint targets, `PlanFollower`) on its raw episode's task and seed; `None`
+/// where there is no plan.
+fn replay_plans(
+    robot: &Arc<Manipulator>,
+    config: &Arc<SimConfig>,
+    raw: &[Episode],
+    plans: &[Option<Vec<Sample>>],
+) -> Result<Vec<Option<Episode>>> {
+    raw.par_iter()
+        .zip(plans.par_iter())
+        .map(|(e, plan)| -> Result<Option<Episode>> {
+            let Some(plan) = plan else { return Ok(None) };
+            let plan = plan.clone();
+            let factory = move |_: &EpisodeInfo<'_>| -> Box<dyn Controller> {
+                Box::new(PlanFollower::new(plan.clone()))
+            };
+            let record_images = e.steps.first().is_some_and(|s| !s.images.is_empty());
+            run_episode(
+                robot,
+                &e.task,
+                config,
+                &factory,
+                e.index,
+                e.seed,
+                record_images,
+            )
+            .map(Some)
+        })
+        .collect()
+}
+
 /// Output of [`refine`].
 #[derive(Debug)]
 pub struct Refined {
@@ -248,6 +296,7 @@ pub fn refine(
             idle_steps_trimmed: 0,
             keyframes: 0,
             novelty: None,
+            plan: String::new(),
         })
         .collect();
     // 1. Success and health.
@@ -290,7 +339,13 @@ pub fn refine(
         jerk: cfg.jerk_limit,
     };
     let mut plans: Vec<Option<Vec<Sample>>> = vec![None; raw.len()];
-    for ((d, e), plan) in decisions.iter_mut().zip(raw).zip(plans.iter_mut()) {
+    let mut trimmed_plans: Vec<Option<Vec<Sample>>> = vec![None; raw.len()];
+    for (((d, e), plan), trimmed_plan) in decisions
+        .iter_mut()
+        .zip(raw)
+        .zip(plans.iter_mut())
+        .zip(trimmed_plans.iter_mut())
+    {
         if !d.verdict.is_empty() {
             continue;
         }
@@ -300,9 +355,22 @@ pub fn refine(
             .object
             .as_deref()
             .and_then(|n| e.task.object_index(n));
-        let (samples, pruned) = segments::prune_failed_attempts(e, segments::commanded(e), object);
-        let (samples, trimmed) = segments::trim_idle(samples, cfg.idle_still_rad);
+        let all = segments::commanded(e);
+        let speeds = segments::arm_speeds(e);
+        // The speeds of the samples pruning keeps: the first, then the tail it keeps.
+        let tail = segments::failed_attempts(e, &all, object)
+            .last()
+            .map_or(1, |c| c.end);
+        let speeds: Vec<f64> = speeds[..1]
+            .iter()
+            .chain(speeds.get(tail.max(1)..).unwrap_or_default())
+            .copied()
+            .collect();
+        let (samples, pruned) = segments::prune_failed_attempts(e, all, object);
+        let (samples, trimmed) =
+            segments::trim_idle(samples, &speeds, cfg.idle_still_rad, cfg.idle_settled_rad_s);
         let samples = segments::denoise(&samples, cfg.denoise_window);
+        *trimmed_plan = Some(samples.get(1..).unwrap_or_default().to_vec());
         let points: Vec<Vec<f64>> = samples
             .iter()
             .map(|s| {
@@ -327,30 +395,27 @@ pub fn refine(
             cfg.gripper_dwell_s,
         ));
     }
-    // 6. Re-validate in parallel (each replay is its own world; order is preserved).
-    let replays: Vec<Option<Episode>> = raw
-        .par_iter()
-        .zip(plans.par_iter())
-        .map(|(e, plan)| -> Result<Option<Episode>> {
-            let Some(plan) = plan else { return Ok(None) };
-            let plan = plan.clone();
-            let factory = move |_: &EpisodeInfo<'_>| -> Box<dyn Controller> {
-                Box::new(PlanFollower::new(plan.clone()))
-            };
-            let record_images = e.steps.first().is_some_and(|s| !s.images.is_empty());
-            run_episode(
-                robot,
-                &e.task,
-                config,
-                &factory,
-                e.index,
-                e.seed,
-                record_images,
-            )
-            .map(Some)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // 6. Re-validate in parallel (each replay is its own world; order is preserved), then
+    // replay the trimmed path of those whose re-timed plan no longer succeeds.
+    let mut replays = replay_plans(robot, config, raw, &plans)?;
     let replayed = replays.iter().flatten().count();
+    let retry: Vec<Option<Vec<Sample>>> = replays
+        .iter()
+        .zip(trimmed_plans)
+        .map(|(r, t)| {
+            t.filter(|_| cfg.trimmed_fallback && r.as_ref().is_some_and(|r| !r.outcome.success))
+        })
+        .collect();
+    let fallbacks = replay_plans(robot, config, raw, &retry)?;
+    for ((d, replay), fallback) in decisions.iter_mut().zip(&mut replays).zip(fallbacks) {
+        if replay.is_some() {
+            d.plan = "min_jerk".into();
+        }
+        if let Some(f) = fallback.filter(|f| f.outcome.success) {
+            *replay = Some(f);
+            d.plan = "trimmed".into();
+        }
+    }
     let before: Vec<&Episode> = raw
         .iter()
         .zip(&plans)
@@ -392,6 +457,10 @@ pub fn refine(
         retries_pruned: decisions.iter().map(|d| d.retries_pruned).sum(),
         idle_steps_trimmed: decisions.iter().map(|d| d.idle_steps_trimmed).sum(),
         kept: golden.len(),
+        kept_trimmed: decisions
+            .iter()
+            .filter(|d| d.verdict == "kept" && d.plan == "trimmed")
+            .count(),
         revalidation_rate: if replayed == 0 {
             0.0
         } else {

@@ -14,20 +14,28 @@ pub struct Sample {
 /// Gripper commands below this close the gripper.
 pub const CLOSED_BELOW: f64 = 0.5;
 
-/// The commanded samples of an episode: the initial configuration, then one per step.
+/// A gripper command as the event it stands for: open (1) or closed (0). A sampled policy's
+/// command wanders (0.94, 1.0, 0.97, …) while it means "open"; kept as is, every wobble would be
+/// a gripper change (a keyframe and a dwell in the re-timed plan).
+pub fn gripper_event(command: f64) -> f64 {
+    if command < CLOSED_BELOW {
+        0.0
+    } else {
+        1.0
+    }
+}
+
+/// The commanded samples of an episode: the initial configuration, then one per step, gripper
+/// commands as open/closed events.
 pub fn commanded(e: &Episode) -> Vec<Sample> {
     let first = Sample {
         q_rad: e.initial_state.q_rad.clone(),
-        gripper: if e.initial_state.gripper_opening > CLOSED_BELOW {
-            1.0
-        } else {
-            0.0
-        },
+        gripper: gripper_event(e.initial_state.gripper_opening),
     };
     std::iter::once(first)
         .chain(e.steps.iter().map(|s| Sample {
             q_rad: s.q_target_rad.clone(),
-            gripper: s.action.gripper(),
+            gripper: gripper_event(s.action.gripper()),
         }))
         .collect()
 }
@@ -108,12 +116,29 @@ pub fn prune_failed_attempts(
     (kept, failed.len())
 }
 
-/// Drops samples where nothing changes (same targets within `still_rad`, same gripper command):
-/// hesitations and idle time anywhere. Returns the kept samples and how many were dropped.
-pub fn trim_idle(samples: Vec<Sample>, still_rad: f64) -> (Vec<Sample>, usize) {
+/// The arm's measured speed (fastest joint, rad/s) after each commanded sample of
+/// [`commanded`]: the initial state's, then each step's.
+pub fn arm_speeds(e: &Episode) -> Vec<f64> {
+    let fastest = |qd: &[f64]| qd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    std::iter::once(fastest(&e.initial_state.qd_rad_s))
+        .chain(e.steps.iter().map(|s| fastest(&s.state.qd_rad_s)))
+        .collect()
+}
+
+/// Drops samples where nothing changes (same targets within `still_rad`, same gripper command)
+/// once the arm has settled (`speeds[i]`, the arm's speed after sample `i`, below
+/// `settled_rad_s`; a missing speed counts as settled): hesitations and idle time anywhere, but
+/// not the wait for the arm to reach a target. Returns the kept samples and how many were
+/// dropped.
+pub fn trim_idle(
+    samples: Vec<Sample>,
+    speeds: &[f64],
+    still_rad: f64,
+    settled_rad_s: f64,
+) -> (Vec<Sample>, usize) {
     let n = samples.len();
     let mut kept: Vec<Sample> = Vec::with_capacity(n);
-    for s in samples {
+    for (i, s) in samples.into_iter().enumerate() {
         let idle = kept.last().is_some_and(|prev| {
             prev.gripper == s.gripper
                 && prev
@@ -121,6 +146,7 @@ pub fn trim_idle(samples: Vec<Sample>, still_rad: f64) -> (Vec<Sample>, usize) {
                     .iter()
                     .zip(&s.q_rad)
                     .all(|(a, b)| (a - b).abs() <= still_rad)
+                && speeds.get(i).is_none_or(|v| *v < settled_rad_s)
         });
         if !idle {
             kept.push(s);
@@ -220,11 +246,35 @@ mod tests {
             s(0.1, 0.0),
             s(0.2, 0.0),
         ];
-        let (kept, dropped) = trim_idle(v, 1e-6);
+        let (kept, dropped) = trim_idle(v, &[], 1e-6, 0.05);
         assert_eq!(dropped, 3);
         assert_eq!(
             kept,
             vec![s(0.0, 1.0), s(0.1, 1.0), s(0.1, 0.0), s(0.2, 0.0)]
         );
+    }
+
+    #[test]
+    fn a_still_target_is_not_idle_while_the_arm_catches_up() {
+        let v = vec![
+            s(0.0, 1.0),
+            s(0.1, 1.0),
+            s(0.1, 1.0),
+            s(0.1, 1.0),
+            s(0.1, 1.0),
+        ];
+        // The arm is still moving toward 0.1 for two samples, then settles.
+        let speeds = [0.0, 0.4, 0.2, 0.01, 0.0];
+        let (kept, dropped) = trim_idle(v, &speeds, 1e-6, 0.05);
+        assert_eq!(dropped, 2);
+        assert_eq!(kept, vec![s(0.0, 1.0), s(0.1, 1.0), s(0.1, 1.0)]);
+    }
+
+    #[test]
+    fn gripper_commands_become_open_or_closed_events() {
+        assert_eq!(gripper_event(0.94), 1.0);
+        assert_eq!(gripper_event(0.5), 1.0);
+        assert_eq!(gripper_event(0.49), 0.0);
+        assert_eq!(gripper_event(0.03), 0.0);
     }
 }

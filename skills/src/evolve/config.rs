@@ -111,6 +111,12 @@ pub struct EvolveConfig {
     /// written before it existed): twice the generation's variants.
     #[serde(default)]
     pub mean_plan_runs: usize,
+    /// Most failed rollouts of a zone skill (place, push) per generation relabelled in
+    /// hindsight (`sim::hindsight`): the zone is moved under where the object came to rest, if
+    /// the skill's task family could have drawn it there; the result is refined and re-validated
+    /// like any success. 0 (and configs written before it existed): off.
+    #[serde(default)]
+    pub hindsight_per_generation: usize,
     /// Most golden episodes per skill used for training (newest first).
     pub max_golden_per_skill: usize,
     /// BC batch size. 64 (not 128) in the default: half the training time per generation for
@@ -176,6 +182,7 @@ impl Default for EvolveConfig {
             search_below: 0.5,
             max_golden_per_generation: 96,
             mean_plan_runs: 64,
+            hindsight_per_generation: 48,
             max_golden_per_skill: 240,
             batch_size: 64,
             lr: 1e-3,

@@ -11,6 +11,7 @@ use sim::store::EpisodeWriter;
 use sim::Episode;
 
 use super::curriculum::{choose_variants, fresh_variant, record_outcomes, stream_seed};
+use super::hindsight::relabel_failures;
 use super::learner::{sample_variants, SampledRuns};
 use super::state::{RefineFigures, SkillGeneration, SkillState, TrackedVariant};
 use super::Context;
@@ -50,6 +51,8 @@ pub fn explore_skill(
     };
     let mut raw = Vec::new();
     let mut failures = Vec::new();
+    // Every failed rollout, for hindsight relabelling.
+    let mut unsolved = Vec::new();
     let variants = choose_variants(
         skill,
         st,
@@ -96,12 +99,8 @@ pub fn explore_skill(
         let (wins, losses): (Vec<PolicyRollout>, Vec<PolicyRollout>) =
             runs.into_iter().partition(|r| r.episode.outcome.success);
         raw.extend(wins.into_iter().map(|r| r.episode));
-        failures.extend(
-            losses
-                .into_iter()
-                .take(cfg.failures_per_generation)
-                .map(|r| r.episode),
-        );
+        unsolved.extend(losses.into_iter().map(|r| r.episode));
+        failures.extend(unsolved.iter().take(cfg.failures_per_generation).cloned());
     }
     let search = !st.trained || policy_rate < cfg.search_below;
     if search {
@@ -173,12 +172,19 @@ pub fn explore_skill(
         )?;
         figures.episodes += runs.len();
         figures.control_steps += runs.iter().map(|e| e.outcome.control_steps).sum::<usize>();
-        let wins: Vec<Episode> = runs.into_iter().filter(|e| e.outcome.success).collect();
+        let (wins, misses): (Vec<Episode>, Vec<Episode>) =
+            runs.into_iter().partition(|e| e.outcome.success);
         figures.search_successes += wins.len();
         if wins.len() < demo_variants.len() / 4 {
             raw.append(&mut raw_search);
         }
         raw.extend(wins);
+        unsolved.extend(misses);
+    }
+    if cfg.hindsight_per_generation > 0 {
+        let relabelled = relabel_failures(ctx, skill, &unsolved, cfg.hindsight_per_generation);
+        figures.hindsight = relabelled.len();
+        raw.extend(relabelled);
     }
     st.episodes_used += figures.episodes;
     Ok(Exploration {

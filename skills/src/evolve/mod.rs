@@ -6,6 +6,7 @@ pub mod config;
 pub mod curriculum;
 pub mod explore;
 pub mod generation;
+pub mod hindsight;
 pub mod learner;
 pub mod run_dir;
 pub mod state;
@@ -92,7 +93,9 @@ pub fn closure(tree: &SkillTree, targets: &[String]) -> Result<BTreeSet<String>>
 /// Opens (or, with `resume`, reopens) a run directory and builds the context.
 pub fn prepare(dir: &Path, cfg: EvolveConfig, resume: bool) -> Result<Context> {
     let dir = RunDir::new(dir);
-    let cfg = if resume && dir.exists() {
+    // A run killed before its first commit has a `config.json` and no `state.json`: resuming
+    // it starts over with the configuration it was started with.
+    let cfg = if resume && (dir.exists() || dir.config_path().is_file()) {
         let saved = dir.read_config()?;
         EvolveConfig {
             generations: cfg.generations.max(saved.generations),

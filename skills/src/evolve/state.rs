@@ -171,6 +171,10 @@ pub struct SkillGeneration {
     #[serde(default)]
     pub failures_added: usize,
     pub search_successes: usize,
+    /// Failed rollouts relabelled in hindsight (the goal zone moved under where the object came
+    /// to rest) and passed on to refinement as successes.
+    #[serde(default)]
+    pub hindsight: usize,
     pub episodes: usize,
     /// Simulated control steps of the exploration (throughput).
     pub control_steps: usize,
