@@ -102,7 +102,8 @@ pub struct EvolveConfig {
     pub max_failures_per_skill: usize,
     /// The search explorer; `iterations` per generation, continued across generations.
     pub cem: CemConfig,
-    /// The explorer searches while the policy's sampled success is below this.
+    /// The explorer searches while the policy's sampled success on the task family's own
+    /// variants (not the synthesised ones, chosen for being hard) is below this.
     pub search_below: f64,
     /// Most golden episodes a skill adds per generation.
     pub max_golden_per_generation: usize,

@@ -13,7 +13,7 @@ use sim::Episode;
 use super::curriculum::{choose_variants, fresh_variant, record_outcomes, stream_seed};
 use super::hindsight::relabel_failures;
 use super::learner::{sample_variants, SampledRuns};
-use super::state::{RefineFigures, SkillGeneration, SkillState, TrackedVariant};
+use super::state::{Origin, RefineFigures, SkillGeneration, SkillState, TrackedVariant};
 use super::Context;
 use crate::error::Result;
 use crate::explorer::{cem_search_from, plan_suffix, run_plans, CemConfig, PlanDistribution};
@@ -89,8 +89,8 @@ pub fn explore_skill(
             .collect();
         record_outcomes(st, &variants, &outcomes, generation, cfg.synth.max_tracked);
         let successes = runs.iter().filter(|r| r.episode.outcome.success).count();
-        policy_rate = successes as f64 / runs.len().max(1) as f64;
-        figures.policy_sampled_success = Some(policy_rate);
+        figures.policy_sampled_success = Some(successes as f64 / runs.len().max(1) as f64);
+        policy_rate = family_rate(&variants, &outcomes);
         figures.episodes += runs.len();
         figures.control_steps += runs
             .iter()
@@ -192,6 +192,21 @@ pub fn explore_skill(
         failures,
         figures,
     })
+}
+
+/// The policy's success on the task family's own variants (fresh or revisited, not the
+/// synthesised ones, which are chosen for being hard): whether the policy needs the search.
+/// Without any such variant, its success on all of them.
+fn family_rate(variants: &[TrackedVariant], outcomes: &[(usize, usize)]) -> f64 {
+    let rate = |own: bool| {
+        let (attempts, successes) = variants
+            .iter()
+            .zip(outcomes)
+            .filter(|(v, _)| !own || v.origin == Origin::Generator)
+            .fold((0, 0), |(a, s), (_, &(n, k))| (a + n, s + k));
+        (attempts > 0).then(|| successes as f64 / attempts as f64)
+    };
+    rate(true).or_else(|| rate(false)).unwrap_or(0.0)
 }
 
 /// Variants the suffix choice is measured on.
