@@ -149,7 +149,7 @@ impl Default for EvolveConfig {
         EvolveConfig {
             tree: "default".into(),
             robot: "ur5e".into(),
-            generations: 10,
+            generations: 9,
             episode_budget: None,
             targets: vec!["place".into()],
             seed: 0,
