@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
-use sim::refine::{segments, smooth, PlanFollower};
-use sim::{Controller, Episode, EpisodeInfo, SimConfig};
+use sim::refine::segments::{self, Sample};
+use sim::refine::{plans, RefineConfig};
+use sim::{Episode, SimConfig};
 
 fn summary(e: &Episode, dt: f64) -> String {
     let k = e
@@ -60,78 +61,38 @@ fn main() {
         .take(n)
         .collect();
     let env = |k: &str, d: f64| std::env::var(k).ok().map_or(d, |v| v.parse().unwrap());
-    let (vel, acc, jerk, dwell) = (
-        env("VEL", 0.8),
-        env("ACC", 20.0),
-        env("JERK", 400.0),
-        env("DWELL", 0.15),
-    );
-    let limits = smooth::Limits {
-        velocity: robot
-            .arm_limits()
-            .iter()
-            .map(|l| l.velocity * vel)
-            .collect(),
-        acceleration: acc,
-        jerk,
+    // The loop's refine settings (`skills::evolve::config`), with overrides.
+    let defaults = RefineConfig::default();
+    let cfg = RefineConfig {
+        velocity_fraction: env("VEL", defaults.velocity_fraction),
+        acceleration_limit: env("ACC", 20.0),
+        jerk_limit: env("JERK", 400.0),
+        gripper_dwell_s: env("DWELL", 0.15),
+        keyframe_tolerance_m: env("TOL", defaults.keyframe_tolerance_m),
+        ..defaults
     };
-    let tol_m = env("TOL", 0.015);
-    let mut kept = 0;
-    for e in &episodes {
-        let object = e
-            .task
-            .goal
-            .object
-            .as_deref()
-            .and_then(|n| e.task.object_index(n));
-        // As the refiner does (no retries to prune in search and policy demonstrations).
-        let (samples, _) = segments::prune_failed_attempts(e, segments::commanded(e), object);
-        let speeds = segments::arm_speeds(e);
-        let speeds = if samples.len() == speeds.len() {
-            speeds
-        } else {
-            Vec::new()
-        };
-        let (samples, _) = segments::trim_idle(samples, &speeds, 1e-4, 0.05);
-        let samples = segments::denoise(&samples, 5);
-        let points: Vec<Vec<f64>> = samples
-            .iter()
-            .map(|s| {
-                let tcp = robot.fk(&s.q_rad).translation.vector / tol_m;
-                tcp.iter()
-                    .copied()
-                    .chain(s.q_rad.iter().map(|q| q / 0.2))
-                    .collect()
+    let limits = plans::limits(&robot, &cfg);
+    let chosen: Vec<Option<Vec<Sample>>> = episodes
+        .iter()
+        .map(|e| {
+            let p = plans::episode_plans(&robot, &cfg, &limits, dt, e);
+            Some(if std::env::var("TRIM").is_ok() {
+                p.trimmed
+            } else if std::env::var("RAW").is_ok() {
+                segments::commanded(e)[1..].to_vec()
+            } else {
+                p.min_jerk
             })
-            .collect();
-        let keys: Vec<_> = smooth::keyframes(&samples, &points)
-            .into_iter()
-            .filter_map(|i| samples.get(i).cloned())
-            .collect();
-        let grippers: Vec<String> = keys.iter().map(|k| format!("{:.2}", k.gripper)).collect();
-        let plan = if std::env::var("TRIM").is_ok() {
-            samples[1..].to_vec()
-        } else if std::env::var("RAW").is_ok() {
-            segments::commanded(e)[1..].to_vec()
-        } else {
-            smooth::min_jerk_plan(&keys, &limits, dt, dwell)
-        };
-        let factory = move |_: &EpisodeInfo<'_>| -> Box<dyn Controller> {
-            Box::new(PlanFollower::new(plan.clone()))
-        };
-        let replay =
-            sim::episode::run_episode(&robot, &e.task, &config, &factory, e.index, e.seed, false)
-                .unwrap();
+        })
+        .collect();
+    let replays = plans::replay_plans(&robot, &config, &episodes, &chosen).unwrap();
+    let mut kept = 0;
+    for (e, replay) in episodes.iter().zip(replays.into_iter().flatten()) {
         kept += usize::from(replay.outcome.success);
-        if std::env::var("QUIET").is_ok() {
-            continue;
+        if std::env::var("QUIET").is_err() {
+            println!("raw    {}", summary(e, dt));
+            println!("replay {}", summary(&replay, dt));
         }
-        println!("raw    {}", summary(e, dt));
-        println!(
-            "replay {}  keys {} grippers {grippers:?}",
-            summary(&replay, dt),
-            keys.len()
-        );
     }
     println!("{kept}/{} replays succeed", episodes.len());
 }

@@ -7,21 +7,22 @@
 //! episode's initial state, (7) novelty against the golden set already held.
 
 pub mod metrics;
+pub mod plans;
 pub mod segments;
 pub mod smooth;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rayon::prelude::*;
 use robots::Manipulator;
 use serde::{Deserialize, Serialize};
 
 use crate::config::SimConfig;
 use crate::control::Action;
-use crate::episode::{run_episode, Controller, Episode, EpisodeInfo};
+use crate::episode::{Controller, Episode};
 use crate::error::{Result, SimError};
 use crate::state::Observation;
+use plans::replay_plans;
 use segments::Sample;
 
 /// Refiner settings; every default is documented.
@@ -227,37 +228,6 @@ fn figures(episodes: &[&Episode], dt: f64) -> Figures {
     }
 }
 
-/// Replays each plan (joint targets, `PlanFollower`) on its raw episode's task and seed; `None`
-/// where there is no plan.
-fn replay_plans(
-    robot: &Arc<Manipulator>,
-    config: &Arc<SimConfig>,
-    raw: &[Episode],
-    plans: &[Option<Vec<Sample>>],
-) -> Result<Vec<Option<Episode>>> {
-    raw.par_iter()
-        .zip(plans.par_iter())
-        .map(|(e, plan)| -> Result<Option<Episode>> {
-            let Some(plan) = plan else { return Ok(None) };
-            let plan = plan.clone();
-            let factory = move |_: &EpisodeInfo<'_>| -> Box<dyn Controller> {
-                Box::new(PlanFollower::new(plan.clone()))
-            };
-            let record_images = e.steps.first().is_some_and(|s| !s.images.is_empty());
-            run_episode(
-                robot,
-                &e.task,
-                config,
-                &factory,
-                e.index,
-                e.seed,
-                record_images,
-            )
-            .map(Some)
-        })
-        .collect()
-}
-
 /// Output of [`refine`].
 #[derive(Debug)]
 pub struct Refined {
@@ -329,75 +299,28 @@ pub fn refine(
         }
     }
     // 3–5. Prune, trim, smooth.
-    let limits = smooth::Limits {
-        velocity: robot
-            .arm_limits()
-            .iter()
-            .map(|l| l.velocity * cfg.velocity_fraction)
-            .collect(),
-        acceleration: cfg.acceleration_limit,
-        jerk: cfg.jerk_limit,
-    };
-    let mut plans: Vec<Option<Vec<Sample>>> = vec![None; raw.len()];
+    let limits = plans::limits(robot, cfg);
+    let mut min_jerk_plans: Vec<Option<Vec<Sample>>> = vec![None; raw.len()];
     let mut trimmed_plans: Vec<Option<Vec<Sample>>> = vec![None; raw.len()];
     for (((d, e), plan), trimmed_plan) in decisions
         .iter_mut()
         .zip(raw)
-        .zip(plans.iter_mut())
+        .zip(min_jerk_plans.iter_mut())
         .zip(trimmed_plans.iter_mut())
     {
         if !d.verdict.is_empty() {
             continue;
         }
-        let object = e
-            .task
-            .goal
-            .object
-            .as_deref()
-            .and_then(|n| e.task.object_index(n));
-        let all = segments::commanded(e);
-        let speeds = segments::arm_speeds(e);
-        // The speeds of the samples pruning keeps: the first, then the tail it keeps.
-        let tail = segments::failed_attempts(e, &all, object)
-            .last()
-            .map_or(1, |c| c.end);
-        let speeds: Vec<f64> = speeds[..1]
-            .iter()
-            .chain(speeds.get(tail.max(1)..).unwrap_or_default())
-            .copied()
-            .collect();
-        let (samples, pruned) = segments::prune_failed_attempts(e, all, object);
-        let (samples, trimmed) =
-            segments::trim_idle(samples, &speeds, cfg.idle_still_rad, cfg.idle_settled_rad_s);
-        let samples = segments::denoise(&samples, cfg.denoise_window);
-        *trimmed_plan = Some(samples.get(1..).unwrap_or_default().to_vec());
-        let points: Vec<Vec<f64>> = samples
-            .iter()
-            .map(|s| {
-                let tcp = robot.fk(&s.q_rad).translation.vector / cfg.keyframe_tolerance_m;
-                tcp.iter()
-                    .copied()
-                    .chain(s.q_rad.iter().map(|q| q / cfg.keyframe_tolerance_rad))
-                    .collect()
-            })
-            .collect();
-        let keys: Vec<Sample> = smooth::keyframes(&samples, &points)
-            .into_iter()
-            .filter_map(|i| samples.get(i).cloned())
-            .collect();
-        d.retries_pruned = pruned;
-        d.idle_steps_trimmed = trimmed;
-        d.keyframes = keys.len();
-        *plan = Some(smooth::min_jerk_plan(
-            &keys,
-            &limits,
-            dt,
-            cfg.gripper_dwell_s,
-        ));
+        let p = plans::episode_plans(robot, cfg, &limits, dt, e);
+        d.retries_pruned = p.retries_pruned;
+        d.idle_steps_trimmed = p.idle_steps_trimmed;
+        d.keyframes = p.keyframes;
+        *plan = Some(p.min_jerk);
+        *trimmed_plan = Some(p.trimmed);
     }
     // 6. Re-validate in parallel (each replay is its own world; order is preserved), then
     // replay the trimmed path of those whose re-timed plan no longer succeeds.
-    let mut replays = replay_plans(robot, config, raw, &plans)?;
+    let mut replays = replay_plans(robot, config, raw, &min_jerk_plans)?;
     let replayed = replays.iter().flatten().count();
     let retry: Vec<Option<Vec<Sample>>> = replays
         .iter()
@@ -418,7 +341,7 @@ pub fn refine(
     }
     let before: Vec<&Episode> = raw
         .iter()
-        .zip(&plans)
+        .zip(&min_jerk_plans)
         .filter(|(_, p)| p.is_some())
         .map(|(e, _)| e)
         .collect();
