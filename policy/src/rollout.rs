@@ -14,7 +14,7 @@ use crate::config::ObsMode;
 use crate::error::{PolicyError, Result};
 use crate::features::{self, ACTION_DIM};
 use crate::obs::ObsRow;
-use crate::policy::Policy;
+use crate::policy::{Inference, Policy};
 use sim::{Episode, EpisodeStepper, SimConfig, TaskSpec};
 
 /// How actions are chosen from the action Gaussian.
@@ -179,6 +179,38 @@ fn normal(rng: &mut ChaCha8Rng) -> f64 {
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
+/// The action for row `k` of `inference`: its mean, or a draw around it (with the draw's
+/// log-probability); returns the simulator action, the normalised action and the log-probability.
+pub fn choose_action(
+    policy: &Policy,
+    inference: &Inference,
+    k: usize,
+    sampling: Sampling,
+    rng: &mut ChaCha8Rng,
+) -> (sim::Action, [f32; ACTION_DIM], f64) {
+    let chunk = policy.featurizer.model.chunk as usize;
+    let mean = &inference.mean[k * chunk * ACTION_DIM..][..ACTION_DIM];
+    let mut a = [0.0f32; ACTION_DIM];
+    let mut logp = 0.0f64;
+    for d in 0..ACTION_DIM {
+        let log_std = f64::from(inference.log_std[d]);
+        a[d] = match sampling {
+            Sampling::Greedy => mean[d],
+            Sampling::Sample { temperature } => {
+                let std = temperature * log_std.exp();
+                let z = normal(rng);
+                logp += -0.5 * z * z - std.ln() - 0.5 * (std::f64::consts::TAU).ln();
+                (f64::from(mean[d]) + std * z) as f32
+            }
+        };
+    }
+    (
+        features::to_sim_action(&policy.denormalize_action(&a)),
+        a,
+        logp,
+    )
+}
+
 /// Runs `tasks[i]` with seed `seeds[i]` for every i, all in lockstep.
 pub fn rollout(
     policy: &Policy,
@@ -226,7 +258,6 @@ pub fn rollout(
     let audited: Vec<bool> = (0..tasks.len())
         .map(|i| cfg.early_stop.as_ref().is_some_and(|e| e.audits(i)))
         .collect();
-    let chunk = policy.featurizer.model.chunk as usize;
     loop {
         let active: Vec<usize> = (0..steppers.len())
             .filter(|i| !(steppers[*i].is_done() || (!audited[*i] && cut_at[*i].is_some())))
@@ -248,22 +279,9 @@ pub fn rollout(
         let inference = policy.infer(&refs)?;
         let mut actions = Vec::with_capacity(active.len());
         for (k, (&i, row)) in active.iter().zip(rows).enumerate() {
-            let mean = &inference.mean[k * chunk * ACTION_DIM..][..ACTION_DIM];
-            let mut a = [0.0f32; ACTION_DIM];
-            let mut logp = 0.0f64;
-            for d in 0..ACTION_DIM {
-                let log_std = f64::from(inference.log_std[d]);
-                a[d] = match cfg.sampling {
-                    Sampling::Greedy => mean[d],
-                    Sampling::Sample { temperature } => {
-                        let std = temperature * log_std.exp();
-                        let z = normal(&mut rngs[i]);
-                        logp += -0.5 * z * z - std.ln() - 0.5 * (std::f64::consts::TAU).ln();
-                        (f64::from(mean[d]) + std * z) as f32
-                    }
-                };
-            }
-            actions.push(features::to_sim_action(&policy.denormalize_action(&a)));
+            let (action, a, logp) =
+                choose_action(policy, &inference, k, cfg.sampling, &mut rngs[i]);
+            actions.push(action);
             if let Some(stop) = &cfg.early_stop {
                 let step = steppers[i].steps_taken();
                 if step >= stop.min_steps && f64::from(inference.value[k]) < stop.threshold {

@@ -107,6 +107,29 @@ impl PlanDistribution {
         PlanDistribution { mean, std }
     }
 
+    /// Where a search of the goal half alone starts (plans that take over once the object is
+    /// held, `evolve::handoff`): this distribution's means; the first half's keyframes fixed
+    /// (std 0, a handoff never follows them); the goal half's offsets and gripper events and
+    /// the grasp yaw at least as spread as a fresh search's.
+    pub fn goal_half_only(&self, cfg: &CemConfig) -> PlanDistribution {
+        let fresh = PlanDistribution::initial(cfg);
+        let first = (self.mean.len() / PER_KEYFRAME).div_ceil(2) * PER_KEYFRAME;
+        let std = self
+            .std
+            .iter()
+            .enumerate()
+            .map(|(d, s)| match fresh.std.get(d) {
+                _ if d < first => 0.0,
+                Some(spread) => s.max(*spread),
+                None => *s,
+            })
+            .collect();
+        PlanDistribution {
+            mean: self.mean.clone(),
+            std,
+        }
+    }
+
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
         self.mean
             .iter()
@@ -182,6 +205,19 @@ impl PlanController {
             step: 0,
         }
     }
+}
+
+impl PlanController {
+    /// Starts the plan at keyframe `first` (taking over an episode another controller began).
+    pub fn starting_at(mut self, first: usize) -> Self {
+        self.step = first.min(self.keyframes.len()) * self.segment_steps;
+        self
+    }
+}
+
+/// Keyframes in `plan`.
+pub fn plan_keyframes(plan: &[f64]) -> usize {
+    plan.len() / PER_KEYFRAME
 }
 
 impl Controller for PlanController {
@@ -342,13 +378,42 @@ pub fn run_plans(
 /// CEM from `dist`, candidate i running on `tasks(i, rng)`: continues a search across
 /// generations, or starts one from a related skill's distribution.
 pub fn cem_search_from(
-    mut dist: PlanDistribution,
+    dist: PlanDistribution,
     tasks: &(dyn Fn(usize, &mut ChaCha8Rng) -> TaskSpec + Sync),
     robot: &Arc<Manipulator>,
     sim: &Arc<SimConfig>,
     cfg: &CemConfig,
     progress: &mut dyn FnMut(&CemIteration),
 ) -> sim::Result<SearchResult> {
+    cem_with(
+        dist,
+        cfg,
+        &mut |plans, batch_seed| {
+            run_plans(
+                plans,
+                tasks,
+                robot,
+                sim,
+                cfg.segment_s,
+                batch_seed,
+                cfg.threads,
+            )
+        },
+        progress,
+    )
+}
+
+/// Runs candidate plans (one episode per plan, in order) with a batch seed.
+pub type PlanRunner<'a, E> = dyn FnMut(&[Vec<f64>], u64) -> Result<Vec<Episode>, E> + 'a;
+
+/// CEM from `dist` with candidates run by `run(plans, batch_seed)`: plain plans, or plans
+/// that take over from the policy (`evolve::handoff`).
+pub fn cem_with<E>(
+    mut dist: PlanDistribution,
+    cfg: &CemConfig,
+    run: &mut PlanRunner<'_, E>,
+    progress: &mut dyn FnMut(&CemIteration),
+) -> Result<SearchResult, E> {
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut successes = Vec::new();
     let mut history = Vec::new();
@@ -360,15 +425,7 @@ pub fn cem_search_from(
     {
         let plans: Vec<Vec<f64>> = (0..cfg.population).map(|_| dist.sample(&mut rng)).collect();
         let batch_seed = cfg.seed.wrapping_add(7_919 * (iteration as u64 + 1));
-        let episodes = run_plans(
-            &plans,
-            tasks,
-            robot,
-            sim,
-            cfg.segment_s,
-            batch_seed,
-            cfg.threads,
-        )?;
+        let episodes = run(&plans, batch_seed)?;
         episodes_run += episodes.len();
         let scores: Vec<f64> = episodes
             .iter()

@@ -105,6 +105,21 @@ impl EpisodeStepper {
         self.done
     }
 
+    /// Whether `other`'s success predicate holds at the end of the last control period, judged
+    /// against this episode's start: `other` is another view of the same scene (a
+    /// prerequisite's goal for the same object), so a controller can hand over once it is met.
+    pub fn predicate_holds(&self, other: &TaskSpec) -> bool {
+        let Some(last) = self.steps.last() else {
+            return false;
+        };
+        let judge = Judge {
+            task: other,
+            initial: &self.initial_state,
+            weights: &self.config.reward,
+        };
+        judge.success(&last.state)
+    }
+
     /// Control steps taken so far.
     pub fn steps_taken(&self) -> usize {
         self.outcome.control_steps

@@ -118,6 +118,13 @@ pub struct EvolveConfig {
     /// like any success. 0 (and configs written before it existed): off.
     #[serde(default)]
     pub hindsight_per_generation: usize,
+    /// Handoff rollouts per generation while a skill is searched (`evolve::handoff`): the
+    /// policy does the skill's mastered prerequisite (lift, for place) and the search's plan
+    /// takes over at its goal half. When at least a quarter succeed, they are the skill's
+    /// demonstrations and the mean plan is not run. 0 (and configs written before it
+    /// existed): off.
+    #[serde(default)]
+    pub handoff_runs: usize,
     /// Most golden episodes per skill used for training (newest first).
     pub max_golden_per_skill: usize,
     /// BC batch size. 64 (not 128) in the default: half the training time per generation for
@@ -184,6 +191,7 @@ impl Default for EvolveConfig {
             max_golden_per_generation: 96,
             mean_plan_runs: 64,
             hindsight_per_generation: 48,
+            handoff_runs: 64,
             max_golden_per_skill: 240,
             batch_size: 64,
             lr: 1e-3,

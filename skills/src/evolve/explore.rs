@@ -11,6 +11,7 @@ use sim::store::EpisodeWriter;
 use sim::Episode;
 
 use super::curriculum::{choose_variants, fresh_variant, record_outcomes, stream_seed};
+use super::handoff::explore_handoffs;
 use super::hindsight::relabel_failures;
 use super::learner::{sample_variants, SampledRuns};
 use super::state::{Origin, RefineFigures, SkillGeneration, SkillState, TrackedVariant};
@@ -102,6 +103,7 @@ pub fn explore_skill(
         unsolved.extend(losses.into_iter().map(|r| r.episode));
         failures.extend(unsolved.iter().take(cfg.failures_per_generation).cloned());
     }
+    let searched_before = st.search.is_some();
     let search = !st.trained || policy_rate < cfg.search_below;
     if search {
         let start = st
@@ -144,7 +146,7 @@ pub fn explore_skill(
         // The samples' successes only top up a mean plan that rarely succeeds (below).
         raw_search = result.successes;
     }
-    if let Some(dist) = &st.search {
+    if let Some(dist) = st.search.clone() {
         // Demonstrations should be consistent: the search's mean plan, run on the generation's
         // variants and fresh ones (`mean_plan_runs` in all), gives one behaviour per task.
         let extra_seed = stream_seed(cfg.seed, generation, skill_index, 7);
@@ -159,7 +161,23 @@ pub fn explore_skill(
                 (0..fresh).map(|i| fresh_variant(skill, sim::episode::episode_seed(extra_seed, i))),
             )
             .collect();
-        let plans = vec![dist.mean.clone(); demo_variants.len()];
+        let mut enough = false;
+        // Handoffs once the search's own demonstrations (an earlier generation's) have been
+        // trained on and did not teach the policy the skill: a skill like lift is learned from
+        // them in one generation, and handoff demonstrations mixed in only slow it down.
+        if search && searched_before {
+            let seed = stream_seed(cfg.seed, generation, skill_index, 8);
+            if let Some(h) = explore_handoffs(ctx, skill, seed, st, policy, &dist, &demo_variants)?
+            {
+                figures.episodes += h.figures.runs;
+                figures.control_steps += h.control_steps;
+                figures.handoff = Some(h.figures);
+                enough = h.enough;
+                raw.extend(h.wins);
+                unsolved.extend(h.misses);
+            }
+        }
+        let plans = vec![dist.mean.clone(); if enough { 0 } else { demo_variants.len() }];
         let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| demo_variants[i].task.clone();
         let runs = run_plans(
             &plans,
@@ -175,7 +193,7 @@ pub fn explore_skill(
         let (wins, misses): (Vec<Episode>, Vec<Episode>) =
             runs.into_iter().partition(|e| e.outcome.success);
         figures.search_successes += wins.len();
-        if wins.len() < demo_variants.len() / 4 {
+        if !enough && wins.len() < demo_variants.len() / 4 {
             raw.append(&mut raw_search);
         }
         raw.extend(wins);

@@ -6,6 +6,7 @@ pub mod config;
 pub mod curriculum;
 pub mod explore;
 pub mod generation;
+pub mod handoff;
 pub mod hindsight;
 pub mod learner;
 pub mod run_dir;

@@ -63,6 +63,10 @@ pub struct SkillState {
     pub failures: usize,
     /// The search explorer's plan distribution, continued across generations.
     pub search: Option<PlanDistribution>,
+    /// The handoff search's distribution (`evolve::handoff`: plans that take over from the
+    /// policy once it has done the prerequisite), continued across generations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff_search: Option<PlanDistribution>,
     /// Variants the policy has been measured on (signals are computed over these).
     pub tracked: Vec<TrackedVariant>,
     /// Validated synthesised variants waiting to be explored next generation.
@@ -175,6 +179,10 @@ pub struct SkillGeneration {
     /// to rest) and passed on to refinement as successes.
     #[serde(default)]
     pub hindsight: usize,
+    /// Handoff rollouts (the policy does the prerequisite, the search's plan the rest): run,
+    /// handed over, succeeded.
+    #[serde(default)]
+    pub handoff: Option<HandoffFigures>,
     pub episodes: usize,
     /// Simulated control steps of the exploration (throughput).
     pub control_steps: usize,
@@ -186,6 +194,15 @@ pub struct SkillGeneration {
     pub rejected: usize,
     pub refine: Option<RefineFigures>,
     pub mastered: bool,
+}
+
+/// What the handoff rollouts of one skill and generation did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HandoffFigures {
+    pub runs: usize,
+    /// The prerequisite's predicate held and the plan took over.
+    pub handed_over: usize,
+    pub successes: usize,
 }
 
 /// Training in one generation.

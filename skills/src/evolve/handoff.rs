@@ -1,0 +1,301 @@
+//! Handoff rollouts: the policy does a mastered prerequisite, conditioned on the prerequisite's
+//! view of the task (its instruction and goal for the same object), and once the prerequisite's
+//! predicate has held, the skill's searched plan takes over at its goal half (the keyframes
+//! anchored on the target: carry and release). The episode is recorded and judged as the
+//! skill's own task, so a success demonstrates the whole skill with a first part that is the
+//! policy's own behaviour — what it already does well — instead of the search's different
+//! approach, which a behaviour-cloned policy learns badly next to it. No scripted motion: the
+//! first part is the learned policy, the rest the searched plan.
+
+use std::sync::Arc;
+
+use policy::rollout::{choose_action, sim_config_for, Sampling};
+use policy::{Policy, PolicyError};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use robots::Manipulator;
+use sim::{Controller, Episode, EpisodeStepper, TaskSpec};
+
+use super::state::{HandoffFigures, SkillState, TrackedVariant};
+use super::Context;
+use crate::error::{Result, SkillsError};
+use crate::explorer::{cem_with, plan_keyframes, CemConfig, PlanController, PlanDistribution};
+use crate::tree::Skill;
+
+/// The prerequisite's view of `task`: the same scene (table, objects, tool) with the goal,
+/// instruction and time limit of a `prerequisite` variant drawn with `seed`. None when the
+/// prerequisite's goal is not about the same object alone (a zone or a support object of its
+/// own would not exist in this scene).
+pub fn prerequisite_view(prerequisite: &Skill, task: &TaskSpec, seed: u64) -> Option<TaskSpec> {
+    let own = prerequisite.sample_task(&mut ChaCha8Rng::seed_from_u64(seed));
+    let same_object = own.goal.object.is_some() && own.goal.object == task.goal.object;
+    if !same_object || !own.zones.is_empty() || own.goal.support.is_some() || own.tool != task.tool
+    {
+        return None;
+    }
+    Some(TaskSpec {
+        name: task.name.clone(),
+        skill: own.skill,
+        instruction: own.instruction,
+        table: task.table.clone(),
+        objects: task.objects.clone(),
+        zones: Vec::new(),
+        tool: task.tool,
+        goal: own.goal,
+        max_duration_s: own.max_duration_s,
+    })
+}
+
+/// What a batch of handoff rollouts produced.
+#[derive(Debug)]
+pub struct Handoffs {
+    /// Every episode (in task order), judged as its own task.
+    pub episodes: Vec<Episode>,
+    /// Episodes where the prerequisite's predicate held and the plan took over.
+    pub handed_over: usize,
+}
+
+enum Mode {
+    Policy {
+        held_steps: usize,
+    },
+    Plan(Box<PlanController>),
+    /// The prerequisite was not met while the rest of the plan still fitted in the time limit.
+    Abandoned,
+}
+
+/// One handoff episode: the task it is judged as, the prerequisite's view the policy is
+/// conditioned on, its seed and the plan that takes over.
+#[derive(Clone, Debug)]
+pub struct HandoffRun {
+    pub task: TaskSpec,
+    pub view: TaskSpec,
+    pub seed: u64,
+    pub plan: Vec<f64>,
+}
+
+/// Runs every `runs[i]`: the policy, greedy, on its view until the view's predicate has held
+/// for its hold time, then its plan from the goal half (`segment_s` per keyframe). All
+/// episodes step in lockstep, one network call per control step.
+pub fn run_handoffs(
+    policy: &Policy,
+    robot: &Arc<Manipulator>,
+    runs: &[HandoffRun],
+    segment_s: f64,
+    threads: usize,
+) -> Result<Handoffs> {
+    let sim = sim_config_for(policy);
+    let dt_s = sim.control_dt_s();
+    let threads = threads.max(1);
+    tch::set_num_threads(threads as i32);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| PolicyError::config("threads", e.to_string()))?;
+    let mut steppers: Vec<EpisodeStepper> = pool.install(|| {
+        runs.par_iter()
+            .enumerate()
+            .map(|(i, r)| EpisodeStepper::new(robot, &r.task, &sim, i, r.seed, false))
+            .collect::<sim::Result<Vec<_>>>()
+    })?;
+    let segment_steps = ((segment_s / dt_s).round() as usize).max(1);
+    let goal_half = |plan: &[f64]| plan_keyframes(plan).div_ceil(2);
+    let suffix_steps = |plan: &[f64]| (plan_keyframes(plan) - goal_half(plan)) * segment_steps;
+    let mut modes: Vec<Mode> = (0..runs.len())
+        .map(|_| Mode::Policy { held_steps: 0 })
+        .collect();
+    let mut unused_rng = ChaCha8Rng::seed_from_u64(0);
+    let mut handed_over = 0;
+    loop {
+        let running = |i: &usize| !steppers[*i].is_done();
+        let by_policy: Vec<usize> = (0..steppers.len())
+            .filter(running)
+            .filter(|&i| matches!(modes[i], Mode::Policy { .. }))
+            .collect();
+        let by_plan: Vec<usize> = (0..steppers.len())
+            .filter(running)
+            .filter(|&i| matches!(modes[i], Mode::Plan(_)))
+            .collect();
+        if by_policy.is_empty() && by_plan.is_empty() {
+            break;
+        }
+        let mut actions: Vec<Option<sim::Action>> = vec![None; steppers.len()];
+        if !by_policy.is_empty() {
+            let featurizer = &policy.featurizer;
+            let rows = pool.install(|| {
+                by_policy
+                    .par_iter()
+                    .map(|&i| featurizer.row(steppers[i].observation(), &runs[i].view))
+                    .collect::<policy::Result<Vec<_>>>()
+            })?;
+            let refs: Vec<_> = rows.iter().collect();
+            let inference = policy.infer(&refs)?;
+            for (k, &i) in by_policy.iter().enumerate() {
+                let (action, _, _) =
+                    choose_action(policy, &inference, k, Sampling::Greedy, &mut unused_rng);
+                actions[i] = Some(action);
+            }
+        }
+        for &i in &by_plan {
+            if let Mode::Plan(controller) = &mut modes[i] {
+                actions[i] = Some(controller.act(steppers[i].observation()));
+            }
+        }
+        pool.install(|| {
+            steppers.par_iter_mut().zip(&actions).for_each(|(s, a)| {
+                if let Some(a) = a {
+                    s.step(a.clone());
+                }
+            })
+        });
+        for &i in &by_policy {
+            let s = &steppers[i];
+            if s.is_done() {
+                continue;
+            }
+            let hold_steps = ((runs[i].view.goal.hold_s / dt_s).round() as usize).max(1);
+            let Mode::Policy { held_steps } = &mut modes[i] else {
+                continue;
+            };
+            *held_steps = if s.predicate_holds(&runs[i].view) {
+                *held_steps + 1
+            } else {
+                0
+            };
+            let max_steps = (runs[i].task.max_duration_s / dt_s).ceil() as usize;
+            if *held_steps >= hold_steps {
+                let controller = PlanController::new(
+                    &s.info(),
+                    &runs[i].plan,
+                    segment_s,
+                    sim.action_scale.clone(),
+                )
+                .starting_at(goal_half(&runs[i].plan));
+                modes[i] = Mode::Plan(Box::new(controller));
+                handed_over += 1;
+            } else if s.steps_taken() + suffix_steps(&runs[i].plan) >= max_steps {
+                modes[i] = Mode::Abandoned;
+            }
+        }
+    }
+    Ok(Handoffs {
+        episodes: steppers.into_iter().map(EpisodeStepper::finish).collect(),
+        handed_over,
+    })
+}
+
+/// What exploring a skill with handoffs produced in one generation.
+#[derive(Debug)]
+pub struct HandoffExploration {
+    /// Successes to bank: the goal-half search's mean plan's, and the search's own when the
+    /// mean plan rarely succeeds.
+    pub wins: Vec<Episode>,
+    /// Every failed handoff (for hindsight relabelling).
+    pub misses: Vec<Episode>,
+    pub figures: HandoffFigures,
+    pub control_steps: usize,
+    /// At least a quarter of the mean plan's runs succeeded: the handoffs are the skill's
+    /// demonstrations this generation.
+    pub enough: bool,
+}
+
+/// Handoff exploration of `skill` on `variants` (the generation's first): CEM over the goal
+/// half of the plan (`st.handoff_search`, continued across generations, or started from the
+/// whole-plan search's distribution `whole`), then the resulting mean plan on the first
+/// `handoff_runs` variants. None when handoffs are off, there is no policy, or no prerequisite
+/// has a view of every variant.
+pub fn explore_handoffs(
+    ctx: &Context,
+    skill: &Skill,
+    seed: u64,
+    st: &mut SkillState,
+    policy: Option<&Policy>,
+    whole: &PlanDistribution,
+    variants: &[TrackedVariant],
+) -> Result<Option<HandoffExploration>> {
+    let cfg = &ctx.cfg;
+    let n = cfg.handoff_runs.min(variants.len());
+    let Some(policy) = policy.filter(|_| n > 0) else {
+        return Ok(None);
+    };
+    let variants = &variants[..n];
+    let views = skill
+        .def
+        .prerequisites
+        .iter()
+        .filter_map(|p| ctx.tree.get(p))
+        .find_map(|pre| {
+            variants
+                .iter()
+                .map(|v| prerequisite_view(pre, &v.task, v.seed ^ 0x4A4D_0FF5))
+                .collect::<Option<Vec<_>>>()
+        });
+    let Some(views) = views else {
+        return Ok(None);
+    };
+    let run = |plans: &[Vec<f64>], batch_seed: u64| -> Result<Handoffs> {
+        let runs: Vec<HandoffRun> = plans
+            .iter()
+            .enumerate()
+            .map(|(i, plan)| HandoffRun {
+                task: variants[i % n].task.clone(),
+                view: views[i % n].clone(),
+                seed: sim::episode::episode_seed(batch_seed, i),
+                plan: plan.clone(),
+            })
+            .collect();
+        run_handoffs(policy, &ctx.robot, &runs, cfg.cem.segment_s, cfg.threads)
+    };
+    let start = st
+        .handoff_search
+        .clone()
+        .unwrap_or_else(|| whole.goal_half_only(&cfg.cem));
+    let cem = CemConfig {
+        seed,
+        threads: Some(cfg.threads),
+        max_iterations: 2 * cfg.cem.iterations,
+        ..cfg.cem.clone()
+    };
+    let mut figures = HandoffFigures::default();
+    let mut control_steps = 0;
+    let (mut searched, mut misses) = (Vec::new(), Vec::new());
+    let mut tally = |h: &Handoffs, wins: &mut Vec<Episode>, misses: &mut Vec<Episode>| {
+        figures.runs += h.episodes.len();
+        figures.handed_over += h.handed_over;
+        for e in &h.episodes {
+            control_steps += e.outcome.control_steps;
+            if e.outcome.success {
+                wins.push(e.clone());
+            } else {
+                misses.push(e.clone());
+            }
+        }
+    };
+    let result = cem_with(
+        start,
+        &cem,
+        &mut |plans, batch_seed| {
+            let h = run(plans, batch_seed)?;
+            tally(&h, &mut searched, &mut misses);
+            Ok::<_, SkillsError>(h.episodes)
+        },
+        &mut |_| {},
+    )?;
+    let mut wins = Vec::new();
+    let mean = vec![result.distribution.mean.clone(); n];
+    tally(&run(&mean, seed ^ 0x3EA9)?, &mut wins, &mut misses);
+    let enough = !wins.is_empty() && wins.len() >= n / 4;
+    if !enough {
+        wins.extend(searched);
+    }
+    figures.successes = wins.len();
+    st.handoff_search = Some(result.distribution);
+    Ok(Some(HandoffExploration {
+        wins,
+        misses,
+        figures,
+        control_steps,
+        enough,
+    }))
+}
