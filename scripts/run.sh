@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on its embedded default: `coevolve evolve` — the co-evolution loop over the
 # default skill tree (UR5e; reach → grasp → lift → place; CPU-sized, 9 generations, about
-# 9–10 minutes on 2 cores: lift mastered after about 4, place's first held-out successes after 8)
+# 8–10 minutes on 2 cores: lift mastered after about 3–4, place's first held-out successes after about 6)
 # into runs/default, then its report (runs/default/report.html). Re-running continues the same
 # run (--resume) from its last completed generation. Extra arguments go to `coevolve evolve`.
 # Installs what the build needs first: scripts/torch-env.sh puts PyTorch 2.13.0 (libtorch for
