@@ -211,6 +211,41 @@ pub fn choose_action(
     )
 }
 
+/// What lockstep rollouts of `policy` start from: the robot checked against the policy's, a
+/// rayon pool (and libtorch's intra-op threads) of `threads`, and one `EpisodeStepper` per
+/// (task, seed) under the policy's simulator settings.
+pub fn start_lockstep(
+    policy: &Policy,
+    robot: &Arc<Manipulator>,
+    episodes: &[(&TaskSpec, u64)],
+    threads: usize,
+) -> Result<(rayon::ThreadPool, Vec<EpisodeStepper>)> {
+    if robot.model.model_hash != policy.meta.robot_model_hash {
+        return Err(PolicyError::Data(format!(
+            "the policy was trained for robot `{}` (model hash {}), not `{}` ({})",
+            policy.meta.robot_name,
+            policy.meta.robot_model_hash,
+            robot.model.name,
+            robot.model.model_hash
+        )));
+    }
+    let sim = sim_config_for(policy);
+    let threads = threads.max(1);
+    tch::set_num_threads(threads as i32);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| PolicyError::config("threads", e.to_string()))?;
+    let steppers: Vec<EpisodeStepper> = pool.install(|| {
+        episodes
+            .par_iter()
+            .enumerate()
+            .map(|(i, (task, seed))| EpisodeStepper::new(robot, task, &sim, i, *seed, false))
+            .collect::<sim::Result<Vec<_>>>()
+    })?;
+    Ok((pool, steppers))
+}
+
 /// Runs `tasks[i]` with seed `seeds[i]` for every i, all in lockstep.
 pub fn rollout(
     policy: &Policy,
@@ -224,30 +259,8 @@ pub fn rollout(
             "rollout: one seed per task needed".into(),
         ));
     }
-    if robot.model.model_hash != policy.meta.robot_model_hash {
-        return Err(PolicyError::Data(format!(
-            "the policy was trained for robot `{}` (model hash {}), not `{}` ({})",
-            policy.meta.robot_name,
-            policy.meta.robot_model_hash,
-            robot.model.name,
-            robot.model.model_hash
-        )));
-    }
-    let sim = sim_config_for(policy);
-    let threads = cfg.threads.max(1);
-    tch::set_num_threads(threads as i32);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| PolicyError::config("threads", e.to_string()))?;
-    let mut steppers: Vec<EpisodeStepper> = pool.install(|| {
-        tasks
-            .par_iter()
-            .zip(seeds)
-            .enumerate()
-            .map(|(i, (task, seed))| EpisodeStepper::new(robot, task, &sim, i, *seed, false))
-            .collect::<sim::Result<Vec<_>>>()
-    })?;
+    let episodes: Vec<(&TaskSpec, u64)> = tasks.iter().zip(seeds.iter().copied()).collect();
+    let (pool, mut steppers) = start_lockstep(policy, robot, &episodes, cfg.threads)?;
     let mut rngs: Vec<ChaCha8Rng> = seeds
         .iter()
         .map(|s| ChaCha8Rng::seed_from_u64(s ^ 0x5EED_AC71_0000_0001))

@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use policy::rollout::{choose_action, sim_config_for, Sampling};
-use policy::{Policy, PolicyError};
+use policy::rollout::{choose_action, sim_config_for, start_lockstep, Sampling};
+use policy::Policy;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -87,18 +87,8 @@ pub fn run_handoffs(
 ) -> Result<Handoffs> {
     let sim = sim_config_for(policy);
     let dt_s = sim.control_dt_s();
-    let threads = threads.max(1);
-    tch::set_num_threads(threads as i32);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| PolicyError::config("threads", e.to_string()))?;
-    let mut steppers: Vec<EpisodeStepper> = pool.install(|| {
-        runs.par_iter()
-            .enumerate()
-            .map(|(i, r)| EpisodeStepper::new(robot, &r.task, &sim, i, r.seed, false))
-            .collect::<sim::Result<Vec<_>>>()
-    })?;
+    let episodes: Vec<(&TaskSpec, u64)> = runs.iter().map(|r| (&r.task, r.seed)).collect();
+    let (pool, mut steppers) = start_lockstep(policy, robot, &episodes, threads)?;
     let segment_steps = ((segment_s / dt_s).round() as usize).max(1);
     let goal_half = |plan: &[f64]| plan_keyframes(plan).div_ceil(2);
     let suffix_steps = |plan: &[f64]| (plan_keyframes(plan) - goal_half(plan)) * segment_steps;
