@@ -6,6 +6,7 @@
 
 pub mod bc;
 pub mod bench;
+pub mod blend;
 pub mod checkpoint;
 pub mod config;
 pub mod dataset;

@@ -232,3 +232,67 @@ fn renormalizing_keeps_the_actions_on_the_old_data() {
     }
     assert!(widened > 0, "the test needs an action that spreads wider");
 }
+
+#[test]
+fn blending_interpolates_the_weights_between_two_policies() {
+    let (policy, rows) = trained_policy();
+    // Another policy of the same architecture, with other weights and another normaliser.
+    let robot = common::ur5e();
+    let mut other = policy.frozen_copy().unwrap();
+    tch::manual_seed(3);
+    tch::no_grad(|| {
+        for (_, w) in other.vs.variables() {
+            let noisy = &w + w.randn_like() * 0.05;
+            w.shallow_clone().copy_(&noisy);
+        }
+    });
+    let (mut pool, config) = common::demos(&robot, SkillKind::Reach, 4, 11, false);
+    pool.extend(common::demos(&robot, SkillKind::Lift, 2, 7, false).0);
+    let mut raw = policy::dataset::RawSamples::default();
+    for e in &pool {
+        raw.push_episode(e, &other.featurizer, &robot, &config)
+            .unwrap();
+    }
+    other
+        .renormalize(raw.fit_normalizer(&other.featurizer))
+        .unwrap();
+    assert_ne!(other.normalizer, policy.normalizer);
+
+    let (mean_self, _) = raw_actions(&policy, &rows);
+    let (mean_other, _) = raw_actions(&other, &rows);
+    let close = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= 1e-3 * (1.0 + x.abs()))
+    };
+    assert!(
+        !close(&mean_self, &mean_other),
+        "the test needs two policies"
+    );
+    let all = policy.blended_with(&other, 1.0).unwrap();
+    assert!(close(&raw_actions(&all, &rows).0, &mean_self));
+    let none = policy.blended_with(&other, 0.0).unwrap();
+    assert_eq!(none.normalizer, policy.normalizer);
+    assert!(close(&raw_actions(&none, &rows).0, &mean_other));
+    // Halfway: every weight is the mean of the two (the other one in this normaliser).
+    let half = policy.blended_with(&other, 0.5).unwrap();
+    let mut base = other.frozen_copy().unwrap();
+    base.renormalize(policy.normalizer.clone()).unwrap();
+    let (a, b, h) = (
+        policy.vs.variables(),
+        base.vs.variables(),
+        half.vs.variables(),
+    );
+    for (name, w) in &h {
+        let expected = (&a[name] + &b[name]) * 0.5;
+        let err = (w - expected).abs().max().double_value(&[]);
+        assert!(err < 1e-6, "{name}: {err}");
+    }
+
+    let err = policy.blended_with(&other, 1.5).unwrap_err().to_string();
+    assert!(err.contains("alpha") && err.contains("1.5"), "{err}");
+    let (episodes, config) = common::demos(&robot, SkillKind::Lift, 1, 7, false);
+    let (small, _) = common::policy_for(&episodes, &robot, &config, "small", ObsMode::State);
+    let err = policy.blended_with(&small, 0.5).unwrap_err().to_string();
+    assert!(err.contains("different model configurations"), "{err}");
+}

@@ -102,20 +102,30 @@ fn main() {
             ema_decay,
             seed: stream_seed(ctx.cfg.seed, generation, 0, 6),
         };
-        let (candidate, figures) = train_generation(Some(&start), &pool, &spec).unwrap();
-        let rates: Vec<String> = pool
-            .iter()
-            .map(|d| {
-                let skill = ctx.tree.get(&d.skill).unwrap();
-                let (ok, n) = heldout(&ctx, &candidate, skill).unwrap();
-                format!("{} {ok}/{n}", d.skill)
-            })
-            .collect();
-        println!(
+        let (trained, figures) = train_generation(Some(&start), &pool, &spec).unwrap();
+        // WISE="0.5 0.7": also evaluate blends alpha * trained + (1 - alpha) * start.
+        let alphas: Vec<f64> = std::env::var("WISE").map_or(vec![1.0], |list| {
+            list.split_whitespace()
+                .map(|x| x.parse().unwrap())
+                .collect()
+        });
+        for alpha in alphas {
+            let candidate = trained.blended_with(&start, alpha).unwrap();
+            let rates: Vec<String> = pool
+                .iter()
+                .map(|d| {
+                    let skill = ctx.tree.get(&d.skill).unwrap();
+                    let (ok, n) = heldout(&ctx, &candidate, skill).unwrap();
+                    format!("{} {ok}/{n}", d.skill)
+                })
+                .collect();
+            println!(
             "frontier_weight {frontier_weight} ema {ema_decay} steps x{steps_scale} lr x{lr_scale}: {} (nll {:.2}, {:.0} s)",
             rates.join(", "),
             figures.final_nll,
             figures.wall_s
         );
+            println!("  blend alpha {alpha}");
+        }
     }
 }

@@ -180,7 +180,7 @@ pub fn markdown(r: &Report) -> String {
         );
     }
     early_stop_md(&mut md, &r.early_stop);
-    md.push_str("\n## Generations\n\n| gen | frontier | held-out | pool | synthesised | rolled back | sim steps/s | train samples/s | s (explore / train / evaluate / synthesise) |\n|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("\n## Generations\n\n| gen | frontier | held-out | pool | synthesised | outcome | sim steps/s | train samples/s | s (explore / train / evaluate / synthesise) |\n|---|---|---|---|---|---|---|---|---|\n");
     let pools = pool_and_synthesis(r);
     for (g, (_, pool, synth)) in r.history.iter().zip(pools) {
         let heldout: Vec<String> = g
@@ -197,7 +197,7 @@ pub fn markdown(r: &Report) -> String {
             heldout.join(", "),
             pool,
             synth.join(", "),
-            if g.rolled_back { "yes" } else { "" },
+            g.outcome(),
             g.sim_steps_per_sec,
             g.train.as_ref().map_or(0.0, |t| t.samples_per_sec),
             g.wall_s,

@@ -137,12 +137,12 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
                 .filter_map(|(n, s)| s.heldout_success.map(|h| format!("{n} {:.0}%", 100.0 * h)))
                 .collect();
             eprintln!(
-                "[{:>6.1}s] gen {} done in {:.0} s: held-out {}{}; mastered [{}]; {} episodes so far",
+                "[{:>6.1}s] gen {} done in {:.0} s: held-out {} ({}); mastered [{}]; {} episodes so far",
                 elapsed(),
                 r.generation,
                 r.wall_s,
                 heldout.join(", "),
-                if r.rolled_back { " (rolled back)" } else { "" },
+                r.outcome(),
                 r.mastered.join(", "),
                 r.episodes_simulated
             );

@@ -146,6 +146,13 @@ pub struct EvolveConfig {
     pub replay_fraction: f64,
     /// Roll back when a skill's held-out success falls more than this below its best.
     pub rollback_tolerance: f64,
+    /// Retention (`evolve::decide`). When non-empty, a mastered skill must stay at or above its
+    /// mastery threshold too; before a generation rolls back, these blends of the trained
+    /// weights with the previous ones (weight `alpha` on the trained policy, WiSE-FT) are
+    /// evaluated in order and the first without a fault is kept. Empty (and configs written
+    /// before it existed): off, and mastered skills only roll back by the tolerance.
+    #[serde(default)]
+    pub retention_blends: Vec<f64>,
     /// Generations without a held-out gain before synthesis doubles.
     pub plateau_generations: usize,
     pub synth: SynthConfig,
@@ -199,6 +206,7 @@ impl Default for EvolveConfig {
             frontier_weight: 2.0,
             replay_fraction: 0.3,
             rollback_tolerance: 0.2,
+            retention_blends: vec![0.7, 0.4],
             plateau_generations: 2,
             synth: SynthConfig::default(),
         }
@@ -229,6 +237,13 @@ impl EvolveConfig {
         }
         if !(0.0..1.0).contains(&self.replay_fraction) {
             return bad("replay_fraction", "must be in [0, 1)");
+        }
+        if self
+            .retention_blends
+            .iter()
+            .any(|a| !(a.is_finite() && *a > 0.0 && *a < 1.0))
+        {
+            return bad("retention_blends", "every blend weight must be in (0, 1)");
         }
         if self.batch_size == 0 || !(self.lr > 0.0 && self.lr.is_finite()) {
             return bad("batch_size/lr", "must be positive");

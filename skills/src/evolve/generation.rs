@@ -13,6 +13,7 @@ use sim::Episode;
 
 use super::config::Curriculum;
 use super::curriculum::stream_seed;
+use super::decide::{decide, rate_of};
 use super::explore::{bank, bank_failures, explore_skill};
 use super::learner::{run_policy, train_generation, SkillData, TrainSpec};
 use super::state::{GenerationRecord, RunState};
@@ -26,7 +27,8 @@ use crate::tree::Skill;
 pub struct Evaluations {
     pub generation: usize,
     pub rolled_back: bool,
-    /// skill → (successes, episodes) of the trained candidate policy.
+    /// skill → (successes, episodes) of the candidate decided on: the trained policy, or the
+    /// blend of it with the previous one that was kept (`evolve::decide`).
     pub skills: BTreeMap<String, (usize, usize)>,
 }
 
@@ -216,34 +218,20 @@ pub fn run_generation(
     };
     let mut policy = policy;
     let evaluate_start = Instant::now();
-    if let Some(new_policy) = candidate {
+    if let Some(trained) = candidate {
         events(Event::Phase {
             generation: g,
             skill: "",
             phase: "evaluate",
         });
-        for skill in ctx
-            .tree
-            .skills
-            .iter()
-            .filter(|s| learned.iter().any(|l| l == s.name()))
-        {
-            evaluations
-                .skills
-                .insert(skill.name().to_owned(), heldout(ctx, &new_policy, skill)?);
-        }
-        let rate = |name: &str| {
-            evaluations
-                .skills
-                .get(name)
-                .map_or(0.0, |(s, n)| *s as f64 / (*n).max(1) as f64)
-        };
-        let regressed = state
-            .skills
-            .iter()
-            .any(|(name, st)| st.trained && st.best_heldout - rate(name) > cfg.rollback_tolerance);
+        let decision = decide(ctx, state, policy.as_ref(), trained, &learned)?;
+        let new_policy = decision.policy;
+        evaluations.skills = decision.rates;
+        let rate = |name: &str| rate_of(&evaluations.skills, name);
+        let regressed = !decision.faults.is_empty();
         evaluations.rolled_back = regressed;
         record.rolled_back = regressed;
+        record.retention = decision.retention;
         for (name, figures) in &mut record.skills {
             if evaluations.skills.contains_key(name) {
                 figures.heldout_success = Some(rate(name));
@@ -251,8 +239,8 @@ pub fn run_generation(
         }
         if regressed {
             state.rollbacks += 1;
-            for (name, st) in &mut state.skills {
-                if st.trained && st.best_heldout - rate(name) > cfg.rollback_tolerance {
+            for name in &decision.faults {
+                if let Some(st) = state.skills.get_mut(name) {
                     st.regressed = true;
                 }
             }

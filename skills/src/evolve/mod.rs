@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod curriculum;
+pub mod decide;
 pub mod explore;
 pub mod generation;
 pub mod handoff;

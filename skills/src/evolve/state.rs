@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use sim::task::TaskSpec;
 
+use super::decide::Retention;
 use crate::explorer::PlanDistribution;
 use crate::signals::VariantHistory;
 use policy::rollout::EarlyStopReport;
@@ -239,4 +240,22 @@ pub struct GenerationRecord {
     pub evaluate_s: f64,
     #[serde(default)]
     pub synthesis_s: f64,
+    /// Present when the trained policy had a fault and blends with the previous weights were
+    /// tried (`evolve::decide`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<Retention>,
+}
+
+impl GenerationRecord {
+    /// How the generation ended, in words: "rolled back", "blend 0.7" (the trained policy had
+    /// a fault and a blend with the previous weights was kept), or "accepted".
+    pub fn outcome(&self) -> String {
+        match &self.retention {
+            _ if self.rolled_back => "rolled back".to_owned(),
+            Some(Retention {
+                kept: Some(alpha), ..
+            }) => format!("blend {alpha}"),
+            _ => "accepted".to_owned(),
+        }
+    }
 }

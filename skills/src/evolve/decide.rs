@@ -1,0 +1,203 @@
+//! Deciding on a generation's trained policy: held-out evaluation of every learned skill, the
+//! faults that roll a generation back (a skill more than `rollback_tolerance` below its best;
+//! with retention on, also a mastered skill below its mastery threshold), and retention by
+//! weight blending: before rolling back, blends of the trained weights with the previous ones
+//! (`Policy::blended_with`, WiSE-FT) are evaluated in turn, and the first without a fault is
+//! kept. Learning a new skill then moves the policy only as far as the skills it already
+//! masters allow.
+
+use std::collections::BTreeMap;
+
+use policy::Policy;
+use serde::{Deserialize, Serialize};
+
+use super::config::EvolveConfig;
+use super::generation::heldout;
+use super::state::RunState;
+use super::Context;
+use crate::error::Result;
+use crate::tree::SkillTree;
+
+/// What the blends did in a generation whose trained policy had a fault.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Retention {
+    /// Skill → held-out success of the trained policy.
+    pub trained: BTreeMap<String, f64>,
+    /// Skills at fault under the trained policy.
+    pub faults: Vec<String>,
+    /// Each blend evaluated, in order: its weight on the trained policy (`alpha`) and skill →
+    /// held-out success.
+    pub blends: Vec<(f64, BTreeMap<String, f64>)>,
+    /// The blend kept; None: every blend had a fault too (the generation rolls back).
+    pub kept: Option<f64>,
+}
+
+/// The policy a generation decided on and why.
+#[derive(Debug)]
+pub struct Decision {
+    /// The trained policy, or the blend kept.
+    pub policy: Policy,
+    /// Skill → (successes, episodes) of `policy` on its held-out variants.
+    pub rates: BTreeMap<String, (usize, usize)>,
+    /// Skills at fault under `policy`: non-empty means roll back.
+    pub faults: Vec<String>,
+    /// Present when the trained policy had a fault and blends were tried.
+    pub retention: Option<Retention>,
+}
+
+/// Held-out success rate from (successes, episodes); 0 for a skill not evaluated.
+pub fn rate_of(rates: &BTreeMap<String, (usize, usize)>, name: &str) -> f64 {
+    rates
+        .get(name)
+        .map_or(0.0, |(s, n)| *s as f64 / (*n).max(1) as f64)
+}
+
+fn fractions(rates: &BTreeMap<String, (usize, usize)>) -> BTreeMap<String, f64> {
+    rates
+        .keys()
+        .map(|name| (name.clone(), rate_of(rates, name)))
+        .collect()
+}
+
+/// Held-out results of `policy` on every skill in `learned` (tree order).
+fn evaluate(
+    ctx: &Context,
+    policy: &Policy,
+    learned: &[String],
+) -> Result<BTreeMap<String, (usize, usize)>> {
+    let mut rates = BTreeMap::new();
+    for skill in ctx
+        .tree
+        .skills
+        .iter()
+        .filter(|s| learned.iter().any(|l| l == s.name()))
+    {
+        rates.insert(skill.name().to_owned(), heldout(ctx, policy, skill)?);
+    }
+    Ok(rates)
+}
+
+/// Skills at fault under the held-out `rates`: trained skills more than the rollback tolerance
+/// below their best and, with retention on, mastered skills below their mastery threshold.
+pub fn faults(
+    cfg: &EvolveConfig,
+    tree: &SkillTree,
+    state: &RunState,
+    rates: &BTreeMap<String, (usize, usize)>,
+) -> Vec<String> {
+    let retain = !cfg.retention_blends.is_empty();
+    state
+        .skills
+        .iter()
+        .filter(|(name, st)| {
+            let r = rate_of(rates, name);
+            let regressed = st.trained && st.best_heldout - r > cfg.rollback_tolerance;
+            let forgotten =
+                retain && st.mastered() && tree.get(name).is_some_and(|s| r < s.def.mastery);
+            regressed || forgotten
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// Evaluates `trained` on the `learned` skills and, if a skill is at fault and there is a
+/// `previous` policy, the configured blends of the two, in order; returns the first without a
+/// fault, else the trained policy with its faults.
+pub fn decide(
+    ctx: &Context,
+    state: &RunState,
+    previous: Option<&Policy>,
+    trained: Policy,
+    learned: &[String],
+) -> Result<Decision> {
+    let rates = evaluate(ctx, &trained, learned)?;
+    let at_fault = faults(&ctx.cfg, &ctx.tree, state, &rates);
+    let previous = match previous {
+        Some(p) if !at_fault.is_empty() && !ctx.cfg.retention_blends.is_empty() => p,
+        _ => {
+            return Ok(Decision {
+                policy: trained,
+                rates,
+                faults: at_fault,
+                retention: None,
+            })
+        }
+    };
+    let mut retention = Retention {
+        trained: fractions(&rates),
+        faults: at_fault.clone(),
+        ..Retention::default()
+    };
+    for &alpha in &ctx.cfg.retention_blends {
+        let blend = trained.blended_with(previous, alpha)?;
+        let blend_rates = evaluate(ctx, &blend, learned)?;
+        retention.blends.push((alpha, fractions(&blend_rates)));
+        if faults(&ctx.cfg, &ctx.tree, state, &blend_rates).is_empty() {
+            retention.kept = Some(alpha);
+            return Ok(Decision {
+                policy: blend,
+                rates: blend_rates,
+                faults: Vec::new(),
+                retention: Some(retention),
+            });
+        }
+    }
+    Ok(Decision {
+        policy: trained,
+        rates,
+        faults: at_fault,
+        retention: Some(retention),
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::evolve::state::SkillState;
+
+    fn state() -> RunState {
+        let mut state = RunState::new(["lift".to_owned(), "place".to_owned()]);
+        let lift = state.skills.get_mut("lift").unwrap();
+        *lift = SkillState {
+            best_heldout: 0.84,
+            mastered_at: Some(5),
+            trained: true,
+            ..SkillState::default()
+        };
+        let place = state.skills.get_mut("place").unwrap();
+        *place = SkillState {
+            best_heldout: 0.3,
+            trained: true,
+            ..SkillState::default()
+        };
+        state
+    }
+
+    fn rates(lift: usize, place: usize) -> BTreeMap<String, (usize, usize)> {
+        [
+            ("lift".to_owned(), (lift, 32)),
+            ("place".to_owned(), (place, 32)),
+        ]
+        .into()
+    }
+
+    #[test]
+    fn a_mastered_skill_below_its_threshold_is_a_fault_only_with_retention_on() {
+        let tree = SkillTree::default_tree().unwrap();
+        let mut cfg = EvolveConfig::default();
+        assert!(!cfg.retention_blends.is_empty());
+        let state = state();
+        // Lift 24/32 = 0.75: under its 0.8 threshold, but only 0.09 below its best.
+        assert_eq!(faults(&cfg, &tree, &state, &rates(24, 8)), ["lift"]);
+        assert!(faults(&cfg, &tree, &state, &rates(26, 8)).is_empty());
+        // Place 2/32 after 0.3: more than the 0.2 tolerance below its best.
+        assert_eq!(faults(&cfg, &tree, &state, &rates(26, 2)), ["place"]);
+        cfg.retention_blends.clear();
+        assert!(faults(&cfg, &tree, &state, &rates(24, 8)).is_empty());
+        assert_eq!(
+            faults(&cfg, &tree, &state, &rates(20, 2)),
+            ["lift", "place"]
+        );
+    }
+}
