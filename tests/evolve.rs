@@ -40,7 +40,11 @@ const CONFIG: &str = r#"{
            "init_offset_std_m": 0.06, "min_std": 0.005, "success_bonus": 1000.0, "seed": 0,
            "threads": null },
   "batch_size": 32,
-  "synth": { "adversarial_candidates": 4, "validation_attempts": 2, "max_marked": 2 }
+  "synth": { "adversarial_candidates": 4, "validation_attempts": 2, "max_marked": 2 },
+  "heldout_stage": 4,
+  "fresh_episodes": 4,
+  "relabel_runs": 4,
+  "grpo": { "iterations": 1, "groups": 2, "group_size": 2, "sampled_success": [0.0, 1.0] }
 }"#;
 
 const GENERATIONS: &str = "3";
@@ -211,8 +215,10 @@ fn evolve_killed_at_random_points_resumes_to_the_same_result() {
     );
     let full_s = start.elapsed().as_secs_f64();
     let (metrics, state, weights) = results(&reference);
-    assert_eq!(metrics.len(), 3);
-    assert_eq!(state["completed_generations"], 3);
+    // Three generations, or fewer if every target was mastered sooner (the run then stops).
+    let generations = metrics.len();
+    assert!((1..=3).contains(&generations), "{generations} generations");
+    assert_eq!(state["completed_generations"], generations);
     for f in ["report.html", "report.md", "report.json"] {
         assert!(reference.join(f).is_file(), "{f} written");
     }
@@ -227,7 +233,7 @@ fn evolve_killed_at_random_points_resumes_to_the_same_result() {
         }
     }
     assert!(report["skills"][0]["episodes_used"].as_u64().unwrap() > 0);
-    assert_eq!(report["history"].as_array().unwrap().len(), 3);
+    assert_eq!(report["history"].as_array().unwrap().len(), generations);
     for field in [
         "rollouts",
         "cut",

@@ -46,6 +46,20 @@ impl RawSamples {
         robot: &Arc<Manipulator>,
         sim: &Arc<SimConfig>,
     ) -> Result<()> {
+        self.push_episode_from(episode, 0, featurizer, robot, sim)
+    }
+
+    /// As `push_episode`, imitating only the steps from `imitate_from` on: an episode another
+    /// controller began (the policy) and an expert finished, whose expert actions label the
+    /// states the policy led to (expert relabelling).
+    pub fn push_episode_from(
+        &mut self,
+        episode: &Episode,
+        imitate_from: usize,
+        featurizer: &Featurizer,
+        robot: &Arc<Manipulator>,
+        sim: &Arc<SimConfig>,
+    ) -> Result<()> {
         let chunk = featurizer.model.chunk as usize;
         let n = episode.steps.len();
         if n == 0 {
@@ -95,7 +109,8 @@ impl RawSamples {
                 }
             }
             self.success.push(success);
-            self.imitate.push(success);
+            self.imitate
+                .push(if t >= imitate_from { success } else { 0.0 });
         }
         Ok(())
     }

@@ -43,6 +43,10 @@ pub struct GrpoConfig {
     pub dense_weight: f64,
     pub seed: u64,
     pub threads: usize,
+    /// Stop once an iteration's mean KL to the starting policy exceeds this (the trust region
+    /// around a behaviour-cloned policy); none: run every iteration.
+    #[serde(default)]
+    pub max_kl: Option<f64>,
 }
 
 impl Default for GrpoConfig {
@@ -63,9 +67,14 @@ impl Default for GrpoConfig {
             dense_weight: 0.0,
             seed: 0,
             threads: 2,
+            max_kl: None,
         }
     }
 }
+
+/// Where each iteration's task variants come from: iteration → (variants, their seeds); every
+/// variant is one group.
+pub type VariantSource<'a> = dyn Fn(usize) -> (Vec<sim::TaskSpec>, Vec<u64>) + 'a;
 
 /// One iteration's figures.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -97,11 +106,28 @@ fn first_action_logp(
     (gaussian_log_prob(actions, &mean, &log_std), out.value_logit)
 }
 
-/// Improves `policy` on `skill` in place; returns per-iteration figures.
+/// Improves `policy` on `skill` in place, `cfg.groups` fresh variants of the skill's default
+/// task family per iteration; returns per-iteration figures.
 pub fn train_grpo(
     policy: &mut Policy,
     robot: &Arc<Manipulator>,
     skill: sim::SkillKind,
+    cfg: &GrpoConfig,
+    progress: &mut dyn FnMut(&GrpoIteration),
+) -> Result<Vec<GrpoIteration>> {
+    let variants = |iteration: usize| {
+        let base_seed = cfg.seed.wrapping_add(1_000_003 * iteration as u64);
+        task_variants(skill, cfg.groups, base_seed)
+    };
+    train_grpo_on(policy, robot, &variants, cfg, progress)
+}
+
+/// Improves `policy` in place on the variants `variants` gives each iteration (one group of
+/// `cfg.group_size` sampled rollouts each); returns per-iteration figures.
+pub fn train_grpo_on(
+    policy: &mut Policy,
+    robot: &Arc<Manipulator>,
+    variants: &VariantSource<'_>,
     cfg: &GrpoConfig,
     progress: &mut dyn FnMut(&GrpoIteration),
 ) -> Result<Vec<GrpoIteration>> {
@@ -126,8 +152,7 @@ pub fn train_grpo(
     let mut history = Vec::new();
     for iteration in 0..cfg.iterations {
         let start = Instant::now();
-        let base_seed = cfg.seed.wrapping_add(1_000_003 * iteration as u64);
-        let (variants, variant_seeds) = task_variants(skill, cfg.groups, base_seed);
+        let (variants, variant_seeds) = variants(iteration);
         let mut tasks = Vec::new();
         let mut seeds = Vec::new();
         let mut groups = Vec::new();
@@ -240,7 +265,11 @@ pub fn train_grpo(
             wall_s: start.elapsed().as_secs_f64(),
         };
         progress(&record);
+        let beyond_trust_region = cfg.max_kl.is_some_and(|max| record.kl > max);
         history.push(record);
+        if beyond_trust_region {
+            break;
+        }
     }
     Ok(history)
 }

@@ -8,7 +8,7 @@
 
 use sim::scripted::ScriptedPickPlace;
 use sim::{BatchConfig, EpisodeBatch, EpisodeInfo};
-use skills::evolve::generation::heldout;
+use skills::evolve::evaluate::heldout;
 use skills::evolve::learner::{train_generation, SkillData, TrainSpec};
 use skills::evolve::{prepare, EvolveConfig};
 use skills::explorer::{cem_search, plan_suffix, run_plans, CemConfig};
@@ -97,6 +97,7 @@ fn main() {
     let pool = [SkillData {
         skill: "reach".into(),
         episodes: demos.clone(),
+        imitate_from: Vec::new(),
         frontier: true,
     }];
     let (policy, _) = train_generation(None, &pool, &spec).unwrap();

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use skills::evolve::generation::heldout_variants;
+use skills::evolve::evaluate::heldout_variants;
 use skills::evolve::learner::run_policy;
 use skills::evolve::run_dir::RunDir;
 use skills::tree::SkillTree;

@@ -10,7 +10,7 @@
 
 use skills::evolve::config::EvolveConfig;
 use skills::evolve::curriculum::stream_seed;
-use skills::evolve::generation::heldout;
+use skills::evolve::evaluate::heldout;
 use skills::evolve::learner::{train_generation, SkillData, TrainSpec};
 
 fn main() {
@@ -66,6 +66,7 @@ fn main() {
         pool.push(SkillData {
             skill: skill.name().to_owned(),
             episodes,
+            imitate_from: Vec::new(),
             frontier,
         });
     }

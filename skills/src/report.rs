@@ -5,6 +5,7 @@
 
 pub mod compare;
 mod html;
+pub mod seeds;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::evolve::run_dir::write_atomic;
+use crate::evolve::state::SkillGeneration;
 use crate::evolve::{GenerationRecord, RunDir, RunState};
 use crate::tree::SkillTree;
 
@@ -29,6 +31,15 @@ pub struct SkillSummary {
     pub mastered_at: Option<usize>,
     /// Held-out success of the current policy (latest accepted evaluation).
     pub heldout_success: Option<f64>,
+    /// Held-out episodes that evaluation ran (the sequential test stops early when a rate is
+    /// clear of every threshold).
+    #[serde(default)]
+    pub heldout_episodes: Option<usize>,
+    /// Latest success on fresh variants no decision saw (mastered skills), and their number.
+    #[serde(default)]
+    pub fresh_success: Option<f64>,
+    #[serde(default)]
+    pub fresh_episodes: Option<usize>,
     pub best_heldout: f64,
     pub mastery_threshold: f64,
     /// Simulated episodes spent on the skill.
@@ -59,12 +70,25 @@ pub fn build(dir: &Path) -> Result<(Report, SkillTree)> {
     let state: RunState = run.read_state()?;
     let history = run.read_metrics(state.completed_generations)?;
     let tree = SkillTree::named(&cfg.tree)?;
+    // The held-out figure of the latest accepted generation; the latest fresh-variant one
+    // (measured on the policy the run continued with, rolled back or not).
+    let latest = |name: &str, field: fn(&SkillGeneration) -> Option<(f64, usize)>, any: bool| {
+        history
+            .iter()
+            .filter(|g| any || !g.rolled_back)
+            .filter_map(|g| g.skills.get(name).and_then(field))
+            .next_back()
+    };
     let skills = tree
         .skills
         .iter()
         .map(|s| {
             let st = state.skills.get(s.name());
+            let fresh = latest(s.name(), fresh_of, true);
             SkillSummary {
+                heldout_episodes: latest(s.name(), heldout_of, false).map(|(_, n)| n),
+                fresh_success: fresh.map(|(r, _)| r),
+                fresh_episodes: fresh.map(|(_, n)| n),
                 name: s.name().to_owned(),
                 group: s.def.group.clone(),
                 prerequisites: s.def.prerequisites.clone(),
@@ -109,6 +133,14 @@ pub fn build(dir: &Path) -> Result<(Report, SkillTree)> {
     ))
 }
 
+fn heldout_of(s: &SkillGeneration) -> Option<(f64, usize)> {
+    Some((s.heldout_success?, s.heldout_episodes?))
+}
+
+fn fresh_of(s: &SkillGeneration) -> Option<(f64, usize)> {
+    Some((s.fresh_success?, s.fresh_episodes?))
+}
+
 /// Writes `report.json`, `report.md` and `report.html` into the run directory.
 pub fn write_reports(dir: &Path) -> Result<Report> {
     let (report, tree) = build(dir)?;
@@ -125,6 +157,13 @@ pub fn write_reports(dir: &Path) -> Result<Report> {
 
 fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_owned(), |v| format!("{:.0} %", 100.0 * v))
+}
+
+fn with_count(v: Option<f64>, n: Option<usize>) -> String {
+    match n {
+        Some(n) if v.is_some() => format!("{} ({n})", pct(v)),
+        _ => pct(v),
+    }
 }
 
 /// Data pool size and validated synthesised variants per signal, summed over skills, per
@@ -160,19 +199,20 @@ pub fn markdown(r: &Report) -> String {
         if r.refine { "on" } else { "off" }
     );
     md.push_str(
-        "| skill | group | in run | mastered | held-out | best | threshold | episodes | golden |\n",
+        "| skill | group | in run | mastered | held-out (episodes) | fresh variants (episodes) | best | threshold | episodes | golden |\n",
     );
-    md.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
     for s in &r.skills {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             s.name,
             s.group,
             if s.in_run { "yes" } else { "no" },
             s.mastered_at
                 .map_or_else(|| "no".to_owned(), |g| format!("gen {g}")),
-            pct(s.heldout_success),
+            with_count(s.heldout_success, s.heldout_episodes),
+            with_count(s.fresh_success, s.fresh_episodes),
             pct(Some(s.best_heldout)),
             pct(Some(s.mastery_threshold)),
             s.episodes_used,
@@ -186,7 +226,16 @@ pub fn markdown(r: &Report) -> String {
         let heldout: Vec<String> = g
             .skills
             .iter()
-            .filter_map(|(n, s)| s.heldout_success.map(|h| format!("{n} {:.0} %", 100.0 * h)))
+            .filter_map(|(n, s)| {
+                let h = s.heldout_success?;
+                let fresh = s
+                    .fresh_success
+                    .map_or_else(String::new, |f| format!(", fresh {:.0} %", 100.0 * f));
+                let count = s
+                    .heldout_episodes
+                    .map_or_else(String::new, |e| format!(" of {e}"));
+                Some(format!("{n} {:.0} %{count}{fresh}", 100.0 * h))
+            })
             .collect();
         let synth: Vec<String> = synth.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(
@@ -207,6 +256,7 @@ pub fn markdown(r: &Report) -> String {
             g.synthesis_s
         );
     }
+    self_correction_md(&mut md, r);
     md.push_str("\n## Refinement\n\n| gen | skill | raw | kept | RMS jerk before → after | duration before → after (s) |\n|---|---|---|---|---|---|\n");
     for g in &r.history {
         for (name, s) in &g.skills {
@@ -227,6 +277,39 @@ pub fn markdown(r: &Report) -> String {
         }
     }
     md
+}
+
+/// Expert relabelling and GRPO per generation, where they ran.
+fn self_correction_md(md: &mut String, r: &Report) {
+    let mut rows = String::new();
+    for g in &r.history {
+        for (name, s) in &g.skills {
+            if let Some(x) = &s.relabel {
+                let _ = writeln!(
+                    rows,
+                    "| {} | {name} | relabelling | {} runs, expert took over in {}, {} successes banked |",
+                    g.generation, x.runs, x.taken_over, x.successes
+                );
+            }
+        }
+        for x in &g.grpo {
+            let _ = writeln!(
+                rows,
+                "| {} | {} | GRPO | {} iterations, {} rollouts, sampled success {:.0} % → {:.0} %, KL {:.3} |",
+                g.generation,
+                x.skill,
+                x.iterations,
+                x.rollouts,
+                100.0 * x.sampled_success.0,
+                100.0 * x.sampled_success.1,
+                x.kl
+            );
+        }
+    }
+    if !rows.is_empty() {
+        md.push_str("\n## Self-correction\n\n| gen | skill | mechanism | what it did |\n|---|---|---|---|\n");
+        md.push_str(&rows);
+    }
 }
 
 /// The early-stopping paragraph: what the success head cut, the compute saved, and (on the

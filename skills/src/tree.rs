@@ -162,6 +162,32 @@ impl SkillTree {
         self.skills.iter().find(|s| s.name() == name)
     }
 
+    /// `targets` with every name that is a group of this tree (and not a skill) replaced by
+    /// the group's skills, in tree order: `tabletop` → reach, push, grasp, lift, place, stack.
+    pub fn expand_groups(&self, targets: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for t in targets {
+            let group: Vec<String> = if self.get(t).is_some() {
+                vec![t.clone()]
+            } else {
+                self.skills
+                    .iter()
+                    .filter(|s| &s.def.group == t)
+                    .map(|s| s.name().to_owned())
+                    .collect()
+            };
+            if group.is_empty() {
+                out.push(t.clone()); // unknown: `evolve::closure` names it in its error
+            }
+            for name in group {
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        out
+    }
+
     /// Skills not yet mastered whose prerequisites all are (the learning frontier).
     pub fn unlocked(&self, mastered: &BTreeSet<String>) -> Vec<&Skill> {
         self.skills

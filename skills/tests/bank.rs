@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use sim::library::{sample_task, TaskRanges};
 use sim::scripted::{ScriptNoise, ScriptedPickPlace};
 use sim::{BatchConfig, Controller, EpisodeBatch, EpisodeInfo, SimConfig, SkillKind, TaskSpec};
-use skills::evolve::explore::golden_of;
+use skills::evolve::bank::golden_of;
 use skills::evolve::EvolveConfig;
 
 #[test]

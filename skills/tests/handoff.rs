@@ -11,7 +11,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sim::task::SkillKind;
 use sim::Action;
-use skills::evolve::handoff::{prerequisite_view, run_handoffs, HandoffRun};
+use skills::evolve::handoff::{prerequisite_view, run_handoffs, HandoffRun, Takeover};
 use skills::tree::SkillTree;
 
 fn gripper(a: &Action) -> f64 {
@@ -87,19 +87,34 @@ fn the_plan_takes_over_once_the_prerequisite_has_held() {
     }
     plan.push(0.0);
     let segment_s = 0.5;
-    let runs: Vec<HandoffRun> = [(&tasks[0], met.clone(), 5), (&tasks[1], never, 6)]
+    let mut runs: Vec<HandoffRun> = [(&tasks[0], met.clone(), 5), (&tasks[1], never, 6)]
         .into_iter()
         .map(|(task, view, seed)| HandoffRun {
             task: task.clone(),
             view,
             seed,
             plan: plan.clone(),
+            takeover: Takeover::WhenViewHolds,
         })
         .collect();
+    // Expert relabelling: the whole plan takes over at step 7, whatever the view says.
+    runs.push(HandoffRun {
+        takeover: Takeover::AtStep(7),
+        ..runs[1].clone()
+    });
     let run = run_handoffs(&policy, &robot, &runs, segment_s, 1).unwrap();
-    assert_eq!(run.handed_over, 1);
-    let hold = ((met.goal.hold_s / dt_s).round() as usize).max(1);
+    assert_eq!(run.handed_over, 2);
+    assert_eq!(run.takeover_at[2], Some(7));
+    let relabelled = &run.episodes[2].steps;
+    assert!(relabelled[..7].iter().all(|s| gripper(&s.action) == 0.0));
     let segment = (segment_s / dt_s).round() as usize;
+    assert!(
+        relabelled[7..7 + 3 * segment]
+            .iter()
+            .all(|s| gripper(&s.action) == 1.0),
+        "the plan from its first keyframe: three open keyframes"
+    );
+    let hold = ((met.goal.hold_s / dt_s).round() as usize).max(1);
     let taken = &run.episodes[0].steps;
     assert!(taken.len() > hold + segment + 1);
     // The untrained policy closes the gripper until the handoff; the plan then opens it for

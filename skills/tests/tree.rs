@@ -29,6 +29,23 @@ fn default_tree_is_ordered_and_unlocks_its_frontier() {
 }
 
 #[test]
+fn a_group_as_target_names_its_skills_in_tree_order() {
+    let tree = SkillTree::default_tree().unwrap();
+    let targets =
+        |t: &[&str]| tree.expand_groups(&t.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        targets(&["tabletop"]),
+        ["reach", "push", "grasp", "lift", "place", "stack"]
+    );
+    assert_eq!(targets(&["lift", "kitchen"]), ["lift", "scoop", "flip"]);
+    assert_eq!(
+        targets(&["nosuch"]),
+        ["nosuch"],
+        "left for closure() to name"
+    );
+}
+
+#[test]
 fn tasks_use_the_skills_instructions_and_ranges() {
     let tree = SkillTree::default_tree().unwrap();
     let lift = tree.get("lift").unwrap();

@@ -196,7 +196,7 @@ pub fn sim_robot(args: &SimRobotArgs) -> anyhow::Result<()> {
         Some(seed) => {
             policy::rollout::task_variants(skill.kind, args.episodes.unwrap_or(100), seed)
         }
-        None => skills::evolve::generation::heldout_variants(&skill),
+        None => skills::evolve::evaluate::heldout_variants(&skill),
     };
     let mut sim = sim::SimConfig::default();
     if args.cameras {

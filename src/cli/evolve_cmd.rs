@@ -25,13 +25,19 @@ pub struct EvolveArgs {
     #[arg(long)]
     pub episode_budget: Option<usize>,
     /// Skills to work towards (comma-separated; their prerequisites come along). `all`: the
-    /// whole tree. Default: place (reach → grasp → lift → place).
+    /// whole tree; `tabletop` or `kitchen`: that group of the tree. Default: lift (reach →
+    /// grasp → lift).
     #[arg(long)]
     pub targets: Option<String>,
     #[arg(long, default_value = "auto")]
     pub device: String,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Run once per seed (`0,1,2`, `0-4`) into `<out>/seed-<S>`, then summarise the seeds in
+    /// `<out>/seeds.md` and `seeds.json` (mastered in k of n, held-out and fresh-variant mean /
+    /// min / IQM, generation and episodes at mastery).
+    #[arg(long)]
+    pub seeds: Option<String>,
     /// Physics and libtorch threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
@@ -41,6 +47,14 @@ pub struct EvolveArgs {
     /// Train on raw successes (the no-refinement ablation).
     #[arg(long)]
     pub no_refine: bool,
+    /// GRPO after behaviour cloning on the frontier skills, with its default settings (the
+    /// `grpo` object of `--config` sets them).
+    #[arg(long)]
+    pub grpo: bool,
+    /// Expert relabelling: this many takeover episodes per skill and generation in which the
+    /// searched plan answers the states the greedy policy led to (64 is a good start).
+    #[arg(long)]
+    pub relabel: Option<usize>,
     /// Model size: tiny, small or base.
     #[arg(long, default_value = "small")]
     pub size: String,
@@ -87,15 +101,41 @@ fn config(args: &EvolveArgs) -> anyhow::Result<EvolveConfig> {
             "all" => Vec::new(),
             t => t.split(',').map(|s| s.trim().to_owned()).collect(),
         };
+        let tree = skills::SkillTree::named(&cfg.tree)?;
+        cfg.targets = tree.expand_groups(&cfg.targets);
     }
     cfg.device.clone_from(&args.device);
     cfg.seed = args.seed;
     cfg.threads = args.threads;
     cfg.curriculum = Curriculum::parse(&args.curriculum)?;
     cfg.refine = !args.no_refine;
+    if let Some(runs) = args.relabel {
+        cfg.relabel_runs = runs;
+    }
+    if args.grpo && cfg.grpo.is_none() {
+        cfg.grpo = Some(skills::evolve::rl::LoopGrpo::default());
+    }
     cfg.model_size.clone_from(&args.size);
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// `0,1,2` or `0-4` (inclusive), or a mix: `0-2,7`.
+fn parse_seeds(text: &str) -> anyhow::Result<Vec<u64>> {
+    let mut seeds = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let bad = || anyhow::anyhow!("--seeds: `{part}` is not a seed or a range `A-B`");
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u64, u64) =
+                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                anyhow::ensure!(a <= b, "--seeds: range `{part}` is empty");
+                seeds.extend(a..=b);
+            }
+            None => seeds.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    Ok(seeds)
 }
 
 pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
@@ -104,7 +144,42 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&cfg)?);
         return Ok(());
     }
-    let ctx = evolve::prepare(&args.out, cfg, args.resume)?;
+    let Some(seeds) = &args.seeds else {
+        return evolve_one(cfg, &args.out, args.resume);
+    };
+    let seeds = parse_seeds(seeds)?;
+    let mut runs = Vec::new();
+    for seed in seeds {
+        let out = args.out.join(format!("seed-{seed}"));
+        eprintln!("evolve: seed {seed} → {}", out.display());
+        evolve_one(
+            EvolveConfig {
+                seed,
+                ..cfg.clone()
+            },
+            &out,
+            args.resume,
+        )?;
+        runs.push(out);
+    }
+    let name = args.out.file_name().map_or_else(
+        || args.out.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let arm = skills::report::seeds::Arm { name, runs };
+    let (summary, _) = skills::report::seeds::summarise_arm(&arm)?;
+    let md = skills::report::seeds::markdown(std::slice::from_ref(&summary));
+    std::fs::write(args.out.join("seeds.md"), &md)?;
+    std::fs::write(
+        args.out.join("seeds.json"),
+        serde_json::to_string_pretty(&summary)?,
+    )?;
+    eprintln!("{md}wrote {}/seeds.{{md,json}}", args.out.display());
+    Ok(())
+}
+
+fn evolve_one(cfg: EvolveConfig, out: &std::path::Path, resume: bool) -> anyhow::Result<()> {
+    let ctx = evolve::prepare(out, cfg, resume)?;
     let start = Instant::now();
     let elapsed = move || start.elapsed().as_secs_f64();
     eprintln!(
@@ -161,9 +236,10 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Run directories to compare.
+    /// Arms to compare, each a run directory, a directory of seed runs (what `evolve --seeds`
+    /// writes), or `NAME=RUN,RUN,…`.
     #[arg(required = true)]
-    pub runs: Vec<PathBuf>,
+    pub arms: Vec<String>,
     /// Write ablation.md, ablation.svg and ablation.json here.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -174,8 +250,12 @@ pub struct CompareArgs {
 }
 
 pub fn compare(args: &CompareArgs) -> anyhow::Result<()> {
-    let runs: Vec<&std::path::Path> = args.runs.iter().map(PathBuf::as_path).collect();
-    let (summaries, md, svg) = skills::report::compare::compare(&runs, args.episode_budget)?;
+    let arms = args
+        .arms
+        .iter()
+        .map(|a| skills::report::seeds::arm(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (summaries, md, svg) = skills::report::compare::compare(&arms, args.episode_budget)?;
     println!("{md}");
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;

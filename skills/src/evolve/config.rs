@@ -5,6 +5,7 @@ use policy::rollout::EarlyStop;
 use serde::{Deserialize, Serialize};
 use sim::refine::RefineConfig;
 
+use super::rl::LoopGrpo;
 use crate::error::{Result, SkillsError};
 use crate::explorer::CemConfig;
 use crate::signals::SignalConfig;
@@ -125,6 +126,14 @@ pub struct EvolveConfig {
     /// existed): off.
     #[serde(default)]
     pub handoff_runs: usize,
+    /// Expert relabelling (`evolve::relabel`): takeover episodes per skill and generation in
+    /// which the searched plan answers the states the greedy policy led to. 0 (the default,
+    /// and configs written before it existed): off.
+    #[serde(default)]
+    pub relabel_runs: usize,
+    /// Most relabelled episodes per skill used for training (newest first).
+    #[serde(default = "default_max_relabelled")]
+    pub max_relabelled_per_skill: usize,
     /// Most golden episodes per skill used for training (newest first).
     pub max_golden_per_skill: usize,
     /// BC batch size. 64 (not 128) in the default: half the training time per generation for
@@ -153,9 +162,35 @@ pub struct EvolveConfig {
     /// before it existed): off, and mastered skills only roll back by the tolerance.
     #[serde(default)]
     pub retention_blends: Vec<f64>,
+    /// Held-out evaluation in stages of this many variants (`evolve::evaluate`): after each
+    /// stage, evaluation stops if no threshold a decision needs (mastery; best minus the
+    /// rollback tolerance) lies inside the Wilson interval of the success rate; else it goes on
+    /// up to the skill's whole held-out set. 0 (and configs written before it existed): the
+    /// whole set at once.
+    #[serde(default)]
+    pub heldout_stage: usize,
+    /// Half-width of that interval in standard deviations (1.96: 95 %).
+    #[serde(default = "default_heldout_z")]
+    pub heldout_z: f64,
+    /// Fresh variants per mastered skill (a set no decision sees), evaluated when a skill is
+    /// mastered and in a run's last generation. 0 (and configs written before it existed): off.
+    #[serde(default)]
+    pub fresh_episodes: usize,
+    /// GRPO after behaviour cloning on the frontier skills (`evolve::rl`); none (the default,
+    /// and configs written before it existed): off.
+    #[serde(default)]
+    pub grpo: Option<LoopGrpo>,
     /// Generations without a held-out gain before synthesis doubles.
     pub plateau_generations: usize,
     pub synth: SynthConfig,
+}
+
+fn default_heldout_z() -> f64 {
+    1.96
+}
+
+fn default_max_relabelled() -> usize {
+    96
 }
 
 impl Default for EvolveConfig {
@@ -163,9 +198,9 @@ impl Default for EvolveConfig {
         EvolveConfig {
             tree: "default".into(),
             robot: "ur5e".into(),
-            generations: 9,
+            generations: 12,
             episode_budget: None,
-            targets: vec!["place".into()],
+            targets: vec!["lift".into()],
             seed: 0,
             threads: 2,
             model_size: "small".into(),
@@ -199,6 +234,8 @@ impl Default for EvolveConfig {
             mean_plan_runs: 64,
             hindsight_per_generation: 48,
             handoff_runs: 64,
+            relabel_runs: 0,
+            max_relabelled_per_skill: default_max_relabelled(),
             max_golden_per_skill: 240,
             batch_size: 64,
             lr: 1e-3,
@@ -207,6 +244,10 @@ impl Default for EvolveConfig {
             replay_fraction: 0.3,
             rollback_tolerance: 0.2,
             retention_blends: vec![0.7, 0.4],
+            heldout_stage: 32,
+            heldout_z: default_heldout_z(),
+            fresh_episodes: 64,
+            grpo: None,
             plateau_generations: 2,
             synth: SynthConfig::default(),
         }
@@ -245,8 +286,25 @@ impl EvolveConfig {
         {
             return bad("retention_blends", "every blend weight must be in (0, 1)");
         }
+        if !(self.heldout_z.is_finite() && self.heldout_z > 0.0) {
+            return bad(
+                "heldout_z",
+                "must be a positive number of standard deviations",
+            );
+        }
         if self.batch_size == 0 || !(self.lr > 0.0 && self.lr.is_finite()) {
             return bad("batch_size/lr", "must be positive");
+        }
+        if let Some(grpo) = &self.grpo {
+            if grpo.iterations == 0 || grpo.groups == 0 || grpo.group_size < 2 {
+                return bad(
+                    "grpo",
+                    "needs iterations ≥ 1, groups ≥ 1 and group_size ≥ 2",
+                );
+            }
+            if !(grpo.lr > 0.0 && grpo.max_kl > 0.0 && grpo.temperature > 0.0) {
+                return bad("grpo", "lr, max_kl and temperature must be positive");
+            }
         }
         self.refine_config
             .validate()

@@ -153,3 +153,38 @@ pub fn signal_candidates(
     }
     (candidates, raised)
 }
+
+/// The variants GRPO trains a skill on (one group each): with co-evolution, up to half are
+/// the tracked variants the policy was last measured most uncertain on (largest p̂(1 − p̂),
+/// where a group's rollouts disagree and the advantages teach something), the rest fresh
+/// draws; uniform sampling draws fresh ones only.
+pub fn grpo_variants(
+    skill: &Skill,
+    state: &SkillState,
+    cfg: &EvolveConfig,
+    count: usize,
+    seed: u64,
+) -> Vec<TrackedVariant> {
+    let mut out = Vec::with_capacity(count);
+    if cfg.curriculum == Curriculum::Coevolve {
+        let learnability = |v: &TrackedVariant| {
+            v.history
+                .evaluations
+                .last()
+                .map_or(0.0, |e| e.rate() * (1.0 - e.rate()))
+        };
+        let mut ranked: Vec<&TrackedVariant> = state
+            .tracked
+            .iter()
+            .filter(|v| learnability(v) > 0.0)
+            .collect();
+        ranked.sort_by(|a, b| learnability(b).total_cmp(&learnability(a)));
+        out.extend(ranked.into_iter().take(count / 2).cloned());
+    }
+    let mut i = 0;
+    while out.len() < count {
+        out.push(fresh_variant(skill, sim::episode::episode_seed(seed, i)));
+        i += 1;
+    }
+    out
+}

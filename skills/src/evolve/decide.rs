@@ -12,7 +12,7 @@ use policy::Policy;
 use serde::{Deserialize, Serialize};
 
 use super::config::EvolveConfig;
-use super::generation::heldout;
+use super::evaluate::heldout_sequential;
 use super::state::RunState;
 use super::Context;
 use crate::error::Result;
@@ -59,9 +59,31 @@ fn fractions(rates: &BTreeMap<String, (usize, usize)>) -> BTreeMap<String, f64> 
         .collect()
 }
 
+/// The rates `name`'s held-out success is compared with by `faults` and by mastery: its
+/// mastery threshold (unless mastered with retention off) and, once trained, its best minus
+/// the rollback tolerance. The sequential evaluation runs until none is in doubt.
+pub fn thresholds(cfg: &EvolveConfig, tree: &SkillTree, state: &RunState, name: &str) -> Vec<f64> {
+    let Some(skill) = tree.get(name) else {
+        return Vec::new();
+    };
+    let st = state.skills.get(name);
+    let mut out = Vec::new();
+    if !st.is_some_and(|s| s.mastered()) || !cfg.retention_blends.is_empty() {
+        out.push(skill.def.mastery);
+    }
+    if let Some(st) = st.filter(|s| s.trained) {
+        let floor = st.best_heldout - cfg.rollback_tolerance;
+        if floor > 0.0 {
+            out.push(floor);
+        }
+    }
+    out
+}
+
 /// Held-out results of `policy` on every skill in `learned` (tree order).
 fn evaluate(
     ctx: &Context,
+    state: &RunState,
     policy: &Policy,
     learned: &[String],
 ) -> Result<BTreeMap<String, (usize, usize)>> {
@@ -72,7 +94,9 @@ fn evaluate(
         .iter()
         .filter(|s| learned.iter().any(|l| l == s.name()))
     {
-        rates.insert(skill.name().to_owned(), heldout(ctx, policy, skill)?);
+        let at = thresholds(&ctx.cfg, &ctx.tree, state, skill.name());
+        let result = heldout_sequential(ctx, policy, skill, &at)?;
+        rates.insert(skill.name().to_owned(), result);
     }
     Ok(rates)
 }
@@ -110,7 +134,7 @@ pub fn decide(
     trained: Policy,
     learned: &[String],
 ) -> Result<Decision> {
-    let rates = evaluate(ctx, &trained, learned)?;
+    let rates = evaluate(ctx, state, &trained, learned)?;
     let at_fault = faults(&ctx.cfg, &ctx.tree, state, &rates);
     let previous = match previous {
         Some(p) if !at_fault.is_empty() && !ctx.cfg.retention_blends.is_empty() => p,
@@ -130,7 +154,7 @@ pub fn decide(
     };
     for &alpha in &ctx.cfg.retention_blends {
         let blend = trained.blended_with(previous, alpha)?;
-        let blend_rates = evaluate(ctx, &blend, learned)?;
+        let blend_rates = evaluate(ctx, state, &blend, learned)?;
         retention.blends.push((alpha, fractions(&blend_rates)));
         if faults(&ctx.cfg, &ctx.tree, state, &blend_rates).is_empty() {
             retention.kept = Some(alpha);
@@ -193,8 +217,12 @@ mod tests {
         assert!(faults(&cfg, &tree, &state, &rates(26, 8)).is_empty());
         // Place 2/32 after 0.3: more than the 0.2 tolerance below its best.
         assert_eq!(faults(&cfg, &tree, &state, &rates(26, 2)), ["place"]);
+        // The sequential evaluation settles lift's threshold and its best minus the tolerance.
+        assert_eq!(thresholds(&cfg, &tree, &state, "lift"), [0.8, 0.84 - 0.2]);
+        assert_eq!(thresholds(&cfg, &tree, &state, "place"), [0.8, 0.3 - 0.2]);
         cfg.retention_blends.clear();
         assert!(faults(&cfg, &tree, &state, &rates(24, 8)).is_empty());
+        assert_eq!(thresholds(&cfg, &tree, &state, "lift"), [0.84 - 0.2]);
         assert_eq!(
             faults(&cfg, &tree, &state, &rates(20, 2)),
             ["lift", "place"]

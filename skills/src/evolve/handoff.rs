@@ -52,8 +52,20 @@ pub fn prerequisite_view(prerequisite: &Skill, task: &TaskSpec, seed: u64) -> Op
 pub struct Handoffs {
     /// Every episode (in task order), judged as its own task.
     pub episodes: Vec<Episode>,
-    /// Episodes where the prerequisite's predicate held and the plan took over.
+    /// Episodes where the plan took over.
     pub handed_over: usize,
+    /// Per episode, the control step at which the plan took over.
+    pub takeover_at: Vec<Option<usize>>,
+}
+
+/// When the plan takes over from the policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Takeover {
+    /// Once the view's predicate has held for its hold time: the plan from its goal half.
+    WhenViewHolds,
+    /// At this control step, wherever the policy has got to: the whole plan, anchored on where
+    /// the objects are then (expert relabelling, `evolve::relabel`).
+    AtStep(usize),
 }
 
 enum Mode {
@@ -73,6 +85,20 @@ pub struct HandoffRun {
     pub view: TaskSpec,
     pub seed: u64,
     pub plan: Vec<f64>,
+    pub takeover: Takeover,
+}
+
+/// `task` with every object's pose (position, yaw) where `objects` says it is now: what a plan
+/// anchored on the objects aims at when it takes over mid-episode.
+pub fn reanchored(task: &TaskSpec, objects: &[sim::state::ObjectState]) -> TaskSpec {
+    let mut moved = task.clone();
+    for (spec, now) in moved.objects.iter_mut().zip(objects) {
+        let p = now.world_from_object;
+        let (qx, qy, qz, qw) = (p[3], p[4], p[5], p[6]);
+        spec.pose.xyz_m = [p[0], p[1], p[2]];
+        spec.pose.rpy_rad[2] = (2.0 * (qw * qz + qx * qy)).atan2(1.0 - 2.0 * (qy * qy + qz * qz));
+    }
+    moved
 }
 
 /// Runs every `runs[i]`: the policy, greedy, on its view until the view's predicate has held
@@ -97,6 +123,7 @@ pub fn run_handoffs(
         .collect();
     let mut unused_rng = ChaCha8Rng::seed_from_u64(0);
     let mut handed_over = 0;
+    let mut takeover_at = vec![None; runs.len()];
     loop {
         let running = |i: &usize| !steppers[*i].is_done();
         let by_policy: Vec<usize> = (0..steppers.len())
@@ -144,34 +171,49 @@ pub fn run_handoffs(
             if s.is_done() {
                 continue;
             }
-            let hold_steps = ((runs[i].view.goal.hold_s / dt_s).round() as usize).max(1);
+            let run = &runs[i];
             let Mode::Policy { held_steps } = &mut modes[i] else {
                 continue;
             };
-            *held_steps = if s.predicate_holds(&runs[i].view) {
-                *held_steps + 1
-            } else {
-                0
+            let controller = match run.takeover {
+                Takeover::WhenViewHolds => {
+                    let hold_steps = ((run.view.goal.hold_s / dt_s).round() as usize).max(1);
+                    *held_steps = if s.predicate_holds(&run.view) {
+                        *held_steps + 1
+                    } else {
+                        0
+                    };
+                    let max_steps = (run.task.max_duration_s / dt_s).ceil() as usize;
+                    if *held_steps < hold_steps {
+                        if s.steps_taken() + suffix_steps(&run.plan) >= max_steps {
+                            modes[i] = Mode::Abandoned;
+                        }
+                        continue;
+                    }
+                    PlanController::new(&s.info(), &run.plan, segment_s, sim.action_scale.clone())
+                        .starting_at(goal_half(&run.plan))
+                }
+                Takeover::AtStep(t) => {
+                    if s.steps_taken() < t {
+                        continue;
+                    }
+                    let moved = reanchored(&run.task, &s.observation().objects);
+                    let info = sim::EpisodeInfo {
+                        task: &moved,
+                        ..s.info()
+                    };
+                    PlanController::new(&info, &run.plan, segment_s, sim.action_scale.clone())
+                }
             };
-            let max_steps = (runs[i].task.max_duration_s / dt_s).ceil() as usize;
-            if *held_steps >= hold_steps {
-                let controller = PlanController::new(
-                    &s.info(),
-                    &runs[i].plan,
-                    segment_s,
-                    sim.action_scale.clone(),
-                )
-                .starting_at(goal_half(&runs[i].plan));
-                modes[i] = Mode::Plan(Box::new(controller));
-                handed_over += 1;
-            } else if s.steps_taken() + suffix_steps(&runs[i].plan) >= max_steps {
-                modes[i] = Mode::Abandoned;
-            }
+            modes[i] = Mode::Plan(Box::new(controller));
+            takeover_at[i] = Some(s.steps_taken());
+            handed_over += 1;
         }
     }
     Ok(Handoffs {
         episodes: steppers.into_iter().map(EpisodeStepper::finish).collect(),
         handed_over,
+        takeover_at,
     })
 }
 
@@ -233,6 +275,7 @@ pub fn explore_handoffs(
                 view: views[i % n].clone(),
                 seed: sim::episode::episode_seed(batch_seed, i),
                 plan: plan.clone(),
+                takeover: Takeover::WhenViewHolds,
             })
             .collect();
         run_handoffs(policy, &ctx.robot, &runs, cfg.cem.segment_s, cfg.threads)

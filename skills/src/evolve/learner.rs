@@ -59,6 +59,9 @@ pub struct TrainSpec<'a> {
 pub struct SkillData {
     pub skill: String,
     pub episodes: Vec<Episode>,
+    /// Per episode, the first step whose action is imitated (expert relabelling: the steps
+    /// before it are the policy's own); missing entries: 0.
+    pub imitate_from: Vec<usize>,
     /// A frontier skill (being learned), not a mastered one.
     pub frontier: bool,
 }
@@ -89,8 +92,9 @@ pub fn train_generation(
         } else {
             &mut raw_replay
         };
-        for e in &data.episodes {
-            raw.push_episode(e, &featurizer, spec.robot, spec.sim)?;
+        for (j, e) in data.episodes.iter().enumerate() {
+            let from = data.imitate_from.get(j).copied().unwrap_or(0);
+            raw.push_episode_from(e, from, &featurizer, spec.robot, spec.sim)?;
         }
         groups.resize(raw_main.len(), g);
         shares.push(if data.frontier {

@@ -2,14 +2,21 @@
 //! evaluate → unlock over a skill tree, persisted in a run directory so that a run killed at
 //! any moment resumes from its last completed generation.
 
+pub mod accept;
+pub mod bank;
 pub mod config;
 pub mod curriculum;
 pub mod decide;
+pub mod evaluate;
 pub mod explore;
+pub mod frontier;
 pub mod generation;
 pub mod handoff;
 pub mod hindsight;
 pub mod learner;
+pub mod pool;
+pub mod relabel;
+pub mod rl;
 pub mod run_dir;
 pub mod state;
 pub mod synthesis;
@@ -166,11 +173,7 @@ pub fn run(ctx: &Context, events: &mut dyn FnMut(Event<'_>)) -> Result<RunState>
         (state, Vec::new(), None::<Policy>)
     };
     for g in state.completed_generations..ctx.cfg.generations {
-        if ctx
-            .cfg
-            .episode_budget
-            .is_some_and(|b| state.episodes_simulated >= b)
-        {
+        if g > 0 && generation::is_last_generation(ctx, &state, g - 1) {
             break;
         }
         let start = Instant::now();

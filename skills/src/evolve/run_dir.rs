@@ -67,6 +67,9 @@ fn to_json<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>> {
         .map_err(|e| SkillsError::run(path, format!("cannot encode: {e}")))
 }
 
+/// Each relabelled episode's first expert step, beside the episode store that holds them.
+pub const TAKEOVER_FILE: &str = "takeover.json";
+
 pub fn generation_name(generation: usize) -> String {
     format!("gen-{generation:03}")
 }
@@ -105,6 +108,14 @@ impl RunDir {
     pub fn failures(&self, generation: usize, skill: &str) -> PathBuf {
         self.root
             .join("failures")
+            .join(generation_name(generation))
+            .join(skill)
+    }
+    /// Expert-relabelled episodes of `skill` from `generation` (`evolve::relabel`): an episode
+    /// store plus `takeover.json`, each episode's first expert step, in store order.
+    pub fn relabelled(&self, generation: usize, skill: &str) -> PathBuf {
+        self.root
+            .join("relabelled")
             .join(generation_name(generation))
             .join(skill)
     }
@@ -241,6 +252,7 @@ impl RunDir {
             "checkpoints",
             "golden",
             "failures",
+            "relabelled",
             "evaluations",
             "signals",
         ] {
@@ -280,6 +292,33 @@ impl RunDir {
         self.read_episodes(completed, "failed rollouts", |g| self.failures(g, skill))
     }
 
+    /// Expert-relabelled episodes of `skill` from every committed generation, oldest first,
+    /// each with its first expert step.
+    pub fn read_relabelled(&self, skill: &str, completed: usize) -> Result<Vec<(Episode, usize)>> {
+        let mut out = Vec::new();
+        for g in 0..completed {
+            let dir = self.relabelled(g, skill);
+            if !dir.is_dir() {
+                continue;
+            }
+            let episodes = read_store(&dir, "relabelled episodes")?;
+            let path = dir.join(TAKEOVER_FILE);
+            let takeover: Vec<usize> = read_json(&path)?;
+            if takeover.len() != episodes.len() {
+                return Err(SkillsError::run(
+                    &path,
+                    format!(
+                        "{} takeover steps for {} episodes",
+                        takeover.len(),
+                        episodes.len()
+                    ),
+                ));
+            }
+            out.extend(episodes.into_iter().zip(takeover));
+        }
+        Ok(out)
+    }
+
     fn read_episodes(
         &self,
         completed: usize,
@@ -289,18 +328,23 @@ impl RunDir {
         let mut episodes = Vec::new();
         for g in 0..completed {
             let dir = dir_of(g);
-            if !dir.is_dir() {
-                continue;
+            if dir.is_dir() {
+                episodes.extend(read_store(&dir, what)?);
             }
-            let scan = sim::store::read_dir(&dir)?;
-            if let Some(bad) = scan.skipped.first() {
-                return Err(SkillsError::run(
-                    &bad.path,
-                    format!("{what} failed verification: {}", bad.problem),
-                ));
-            }
-            episodes.extend(scan.files.into_iter().flat_map(|f| f.episodes));
         }
         Ok(episodes)
     }
+}
+
+/// Every episode of the store in `dir`, in file order; a file that fails verification is an
+/// error (the loop's own data is never silently skipped).
+fn read_store(dir: &Path, what: &str) -> Result<Vec<Episode>> {
+    let scan = sim::store::read_dir(dir)?;
+    if let Some(bad) = scan.skipped.first() {
+        return Err(SkillsError::run(
+            &bad.path,
+            format!("{what} failed verification: {}", bad.problem),
+        ));
+    }
+    Ok(scan.files.into_iter().flat_map(|f| f.episodes).collect())
 }

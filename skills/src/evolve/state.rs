@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use sim::task::TaskSpec;
 
 use super::decide::Retention;
+use super::relabel::RelabelFigures;
+use super::rl::GrpoFigures;
 use crate::explorer::PlanDistribution;
 use crate::signals::VariantHistory;
 use policy::rollout::EarlyStopReport;
@@ -62,6 +64,9 @@ pub struct SkillState {
     /// zero, so states written before it existed still match their seal.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failures: usize,
+    /// Expert-relabelled episodes held. Left out of the file while zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub relabelled: usize,
     /// The search explorer's plan distribution, continued across generations.
     pub search: Option<PlanDistribution>,
     /// The handoff search's distribution (`evolve::handoff`: plans that take over from the
@@ -167,6 +172,15 @@ pub struct RefineFigures {
 pub struct SkillGeneration {
     pub explored: bool,
     pub heldout_success: Option<f64>,
+    /// Held-out episodes the sequential evaluation ran (`evolve::evaluate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heldout_episodes: Option<usize>,
+    /// Success on fresh variants no decision sees (mastered skills: when mastered, and in the
+    /// run's last generation), and how many were run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_success: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_episodes: Option<usize>,
     /// Success of the policy's sampled exploration rollouts.
     pub policy_sampled_success: Option<f64>,
     /// What early stopping did to those rollouts.
@@ -184,6 +198,9 @@ pub struct SkillGeneration {
     /// handed over, succeeded.
     #[serde(default)]
     pub handoff: Option<HandoffFigures>,
+    /// Expert relabelling of the policy's states (`evolve::relabel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relabel: Option<RelabelFigures>,
     pub episodes: usize,
     /// Simulated control steps of the exploration (throughput).
     pub control_steps: usize,
@@ -244,6 +261,9 @@ pub struct GenerationRecord {
     /// tried (`evolve::decide`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention: Option<Retention>,
+    /// GRPO after behaviour cloning (`evolve::rl`), per skill it ran for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grpo: Vec<GrpoFigures>,
 }
 
 impl GenerationRecord {

@@ -5,6 +5,7 @@
 //! `validation_attempts` before it enters the pool, to be explored next generation.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use policy::Policy;
 use rand::SeedableRng;
@@ -12,10 +13,12 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use sim::Episode;
 
+use super::config::Curriculum;
 use super::curriculum::{fresh_variant, signal_candidates, stream_seed, tracked};
+use super::frontier::Work;
 use super::learner::{run_policy, sample_variants, SampledRuns};
-use super::state::{Origin, SkillState, TrackedVariant};
-use super::Context;
+use super::state::{GenerationRecord, Origin, RunState, SkillState, TrackedVariant};
+use super::{Context, Event};
 use crate::error::Result;
 use crate::explorer::run_plans;
 use crate::signals::Signal;
@@ -31,6 +34,49 @@ pub struct SynthesisReport {
     pub validated: BTreeMap<String, usize>,
     pub rejected: usize,
     pub episodes: usize,
+}
+
+/// The synthesis phase (co-evolution curriculum only): new validated variants for every
+/// frontier skill not mastered yet, around the weaknesses of `policy` (the accepted one);
+/// written to `signals/gen-NNN.json`, counted in `record`.
+pub fn synthesis_phase(
+    ctx: &Context,
+    state: &mut RunState,
+    policy: Option<&Policy>,
+    work: &Work<'_>,
+    record: &mut GenerationRecord,
+    events: &mut dyn FnMut(Event<'_>),
+) -> Result<()> {
+    let g = record.generation;
+    let start = Instant::now();
+    let mut reports: Vec<SynthesisReport> = Vec::new();
+    if ctx.cfg.curriculum == Curriculum::Coevolve {
+        for &(si, skill) in &work.frontier {
+            let Some(st) = state.skills.get_mut(skill.name()) else {
+                continue;
+            };
+            if st.mastered() {
+                continue;
+            }
+            events(Event::Phase {
+                generation: g,
+                skill: skill.name(),
+                phase: "synthesise",
+            });
+            // Validated variants enter the pool and are explored next generation; the
+            // validation episodes themselves are not banked (sampled plans demonstrate badly).
+            let report = synthesize(ctx, skill, si, st, policy, g)?;
+            if let Some(figures) = record.skills.get_mut(skill.name()) {
+                figures.synthesized = report.validated.clone();
+                figures.rejected = report.rejected;
+                figures.episodes += report.episodes;
+            }
+            reports.push(report);
+        }
+    }
+    ctx.dir.write_json(&ctx.dir.signals(g), &reports)?;
+    record.synthesis_s = start.elapsed().as_secs_f64();
+    Ok(())
 }
 
 /// Proposes, validates and queues new variants for `skill`.

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::seeds::{self, Arm, ArmSummary};
 use super::{build, Report};
 use crate::error::Result;
 
@@ -78,25 +78,40 @@ fn at_budget(mut r: Report, budget: usize) -> Report {
     r
 }
 
-/// Markdown table and SVG plot comparing `runs`, each cut at `budget` simulated episodes when
-/// given.
-pub fn compare(runs: &[&Path], budget: Option<usize>) -> Result<(Vec<RunSummary>, String, String)> {
-    let reports: Vec<Report> = runs
-        .iter()
-        .map(|d| build(d).map(|(r, _)| r))
-        .map(|r| {
-            r.map(|r| match budget {
-                Some(b) => at_budget(r, b),
-                None => r,
+/// What `compare` finds: each arm over its seeds, and each run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub arms: Vec<ArmSummary>,
+    pub runs: Vec<RunSummary>,
+}
+
+/// Markdown tables (arms over their seeds, then every run) and an SVG plot comparing `arms`,
+/// each run cut at `budget` simulated episodes when given.
+pub fn compare(arms: &[Arm], budget: Option<usize>) -> Result<(Comparison, String, String)> {
+    let mut reports: Vec<Report> = Vec::new();
+    let mut arm_summaries = Vec::new();
+    for arm in arms {
+        let cut: Vec<Report> = arm
+            .runs
+            .iter()
+            .map(|d| build(d).map(|(r, _)| r))
+            .map(|r| {
+                r.map(|r| match budget {
+                    Some(b) => at_budget(r, b),
+                    None => r,
+                })
             })
-        })
-        .collect::<Result<_>>()?;
+            .collect::<Result<_>>()?;
+        arm_summaries.push(seeds::summarise(&arm.name, &cut));
+        reports.extend(cut);
+    }
     let summaries: Vec<RunSummary> = reports.iter().map(summary).collect();
     let skills: BTreeSet<String> = summaries
         .iter()
         .flat_map(|s| s.skills.iter().map(|(n, _, _)| n.clone()))
         .collect();
-    let mut md = String::from("| run | curriculum | refinement | episodes | generations | time |");
+    let mut md = seeds::markdown(&arm_summaries);
+    md.push_str("\n| run | curriculum | refinement | episodes | generations | time |");
     for s in &skills {
         let _ = write!(md, " {s}: held-out | {s}: episodes to mastery |");
     }
@@ -126,7 +141,11 @@ pub fn compare(runs: &[&Path], budget: Option<usize>) -> Result<(Vec<RunSummary>
         }
         md.push('\n');
     }
-    Ok((summaries, md, plot(&reports, &skills)))
+    let comparison = Comparison {
+        arms: arm_summaries,
+        runs: summaries,
+    };
+    Ok((comparison, md, plot(&reports, &skills)))
 }
 
 const COLOURS: [&str; 6] = [
@@ -257,6 +276,9 @@ mod tests {
                 mastered: true,
                 mastered_at: Some(3),
                 heldout_success: Some(0.9),
+                heldout_episodes: Some(32),
+                fresh_success: None,
+                fresh_episodes: None,
                 best_heldout: 0.9,
                 mastery_threshold: 0.8,
                 episodes_used: 400,

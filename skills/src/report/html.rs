@@ -96,10 +96,11 @@ fn tree_svg(r: &Report, tree: &SkillTree) -> String {
             esc(&s.name),
             x + 65.0,
             y + 36.0,
-            match s.heldout_success {
-                Some(h) => format!("held-out {:.0} %", 100.0 * h),
-                None if s.in_run => "not learned yet".to_owned(),
-                None => "not in this run".to_owned(),
+            match (s.heldout_success, s.fresh_success) {
+                (Some(h), Some(f)) => format!("{:.0} % (fresh {:.0} %)", 100.0 * h, 100.0 * f),
+                (Some(h), None) => format!("held-out {:.0} %", 100.0 * h),
+                (None, _) if s.in_run => "not learned yet".to_owned(),
+                (None, _) => "not in this run".to_owned(),
             }
         );
     }
