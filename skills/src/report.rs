@@ -257,17 +257,19 @@ pub fn markdown(r: &Report) -> String {
         );
     }
     self_correction_md(&mut md, r);
-    md.push_str("\n## Refinement\n\n| gen | skill | raw | kept | RMS jerk before → after | duration before → after (s) |\n|---|---|---|---|---|---|\n");
+    md.push_str("\n## Refinement\n\n| gen | skill | raw | kept (re-validated) | banked raw: shorter / not re-validated | RMS jerk before → after | duration before → after (s) |\n|---|---|---|---|---|---|---|\n");
     for g in &r.history {
         for (name, s) in &g.skills {
             if let Some(f) = &s.refine {
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {} | {:.1} → {:.1} | {:.2} → {:.2} |",
+                    "| {} | {} | {} | {} | {} / {} | {:.1} → {:.1} | {:.2} → {:.2} |",
                     g.generation,
                     name,
                     f.raw,
                     f.kept,
+                    f.raw_was_shorter,
+                    f.raw_unrefined,
                     f.rms_jerk_before,
                     f.rms_jerk_after,
                     f.duration_before_s,

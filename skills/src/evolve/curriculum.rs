@@ -69,11 +69,7 @@ pub fn choose_variants(
         }
         out.extend(picked.into_iter().map(|i| state.tracked[i].clone()));
     }
-    let mut i = 0;
-    while out.len() < count {
-        out.push(fresh_variant(skill, sim::episode::episode_seed(seed, i)));
-        i += 1;
-    }
+    fill_fresh(skill, &mut out, count, seed);
     out
 }
 
@@ -181,10 +177,15 @@ pub fn grpo_variants(
         ranked.sort_by(|a, b| learnability(b).total_cmp(&learnability(a)));
         out.extend(ranked.into_iter().take(count / 2).cloned());
     }
+    fill_fresh(skill, &mut out, count, seed);
+    out
+}
+
+/// Tops `out` up to `count` variants with fresh draws from `seed`'s stream.
+fn fill_fresh(skill: &Skill, out: &mut Vec<TrackedVariant>, count: usize, seed: u64) {
     let mut i = 0;
     while out.len() < count {
         out.push(fresh_variant(skill, sim::episode::episode_seed(seed, i)));
         i += 1;
     }
-    out
 }
