@@ -105,18 +105,70 @@ impl Manipulator {
         q_seed_rad: &[f64],
         cfg: &IkConfig,
     ) -> IkSolution {
-        let solver = Solver {
+        self.solver(root_from_target, cfg, true).solve(q_seed_rad)
+    }
+
+    /// [`Manipulator::ik`] without restarts: damped least squares from `q_seed_rad` only,
+    /// so the answer stays on the seed's branch (the nearest configuration it can reach).
+    /// For servoing a small end-effector step, where a restart's far-away configuration
+    /// would make the arm whip across its workspace.
+    pub fn ik_local(
+        &self,
+        root_from_target: &Isometry3<f64>,
+        q_seed_rad: &[f64],
+        cfg: &IkConfig,
+    ) -> IkSolution {
+        self.solver(root_from_target, cfg, false).solve(q_seed_rad)
+    }
+
+    /// One servo step of the commanded arm targets `q_target_rad` towards `root_from_target`:
+    /// [`Manipulator::ik_local`] from the targets, each joint's change capped at its velocity
+    /// limit times `dt_s` (no cap where the model gives none), then the position limits.
+    /// False (targets unchanged) when the solver returns a non-finite configuration.
+    pub fn servo_step(
+        &self,
+        q_target_rad: &mut [f64],
+        root_from_target: &Isometry3<f64>,
+        cfg: &IkConfig,
+        dt_s: f64,
+    ) -> bool {
+        let solution = self.ik_local(root_from_target, q_target_rad, cfg);
+        if !solution.q_rad.iter().all(|q| q.is_finite()) {
+            return false;
+        }
+        for ((q, s), l) in q_target_rad
+            .iter_mut()
+            .zip(&solution.q_rad)
+            .zip(self.arm_limits())
+        {
+            let max_step = if l.velocity.is_finite() && l.velocity > 0.0 {
+                l.velocity * dt_s
+            } else {
+                f64::INFINITY
+            };
+            *q = clamp_to(*q + (s - *q).clamp(-max_step, max_step), &l);
+        }
+        true
+    }
+
+    fn solver<'a>(
+        &'a self,
+        root_from_target: &'a Isometry3<f64>,
+        cfg: &'a IkConfig,
+        restarts: bool,
+    ) -> Solver<'a> {
+        Solver {
             manipulator: self,
             target: root_from_target,
             cfg,
+            restarts,
             limits: self.arm_limits(),
             weight: if cfg.orientation_weight.is_finite() {
                 cfg.orientation_weight.max(0.0)
             } else {
                 1.0
             },
-        };
-        solver.solve(q_seed_rad)
+        }
     }
 }
 
@@ -126,6 +178,8 @@ struct Solver<'a> {
     cfg: &'a IkConfig,
     limits: Vec<JointLimits>,
     weight: f64,
+    /// Restart from random configurations when an attempt stalls (else stop there).
+    restarts: bool,
 }
 
 #[derive(Clone)]
@@ -180,6 +234,9 @@ impl Solver<'_> {
                 best = (q.clone(), r.clone());
             }
             if !self.converged(&r) && (attempt.stalled(&r) || !accepted) {
+                if !self.restarts {
+                    break;
+                }
                 (q, r) = self.restart_seed(&mut rng);
                 mu = 1.0;
                 attempt = Attempt::new(&r);

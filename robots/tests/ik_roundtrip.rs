@@ -168,3 +168,31 @@ fn ik_config_defaults_and_serde() {
     let round: IkConfig = serde_json::from_str(&serde_json::to_string(&cfg).unwrap()).unwrap();
     assert_eq!(round, cfg);
 }
+
+#[test]
+fn servo_steps_stay_near_and_within_velocity_limits() {
+    let m = load_builtin("ur5e").unwrap();
+    let cfg = IkConfig::default();
+    let dt_s = 0.04;
+    // A far, unreachable target: the global solver may answer with any configuration, a servo
+    // step moves no joint faster than its limit and keeps the targets finite.
+    let far = nalgebra::Isometry3::translation(0.2, -0.9, 1.4);
+    let mut q = m.home_q_rad.clone();
+    for _ in 0..20 {
+        let before = q.clone();
+        assert!(m.servo_step(&mut q, &far, &cfg, dt_s));
+        for ((a, b), l) in before.iter().zip(&q).zip(m.arm_limits()) {
+            assert!((b - a).abs() <= l.velocity * dt_s + 1e-12, "{a} -> {b}");
+            assert!(b.is_finite() && *b >= l.lower && *b <= l.upper);
+        }
+    }
+    // A small step to a reachable pose lands on it, on the seed's branch.
+    let start = m.home_q_rad.clone();
+    let mut target = m.fk(&start);
+    target.translation.vector.z += 0.01;
+    let mut q = start.clone();
+    assert!(m.servo_step(&mut q, &target, &cfg, dt_s));
+    let moved: f64 = q.iter().zip(&start).map(|(a, b)| (a - b).abs()).sum();
+    assert!(moved < 0.1, "{moved} rad for 1 cm");
+    assert!((m.fk(&q).translation.vector - target.translation.vector).norm() < 1e-3);
+}

@@ -91,6 +91,7 @@ fn main() {
         lr: 1e-3,
         replay_fraction: 0.3,
         frontier_weight: 0.0,
+        train_passes: 0.0,
         ema_decay: 0.0,
         seed: 0,
     };

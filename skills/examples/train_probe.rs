@@ -100,10 +100,13 @@ fn main() {
             lr: ctx.cfg.lr * lr_scale,
             replay_fraction: ctx.cfg.replay_fraction,
             frontier_weight,
+            train_passes: std::env::var("PASSES").map_or(0.0, |v| v.parse().unwrap()),
             ema_decay,
             seed: stream_seed(ctx.cfg.seed, generation, 0, 6),
         };
-        let (trained, figures) = train_generation(Some(&start), &pool, &spec).unwrap();
+        // SCRATCH=1: a fresh network instead of the warm start.
+        let warm = std::env::var("SCRATCH").is_err().then_some(&start);
+        let (trained, figures) = train_generation(warm, &pool, &spec).unwrap();
         // WISE="0.5 0.7": also evaluate blends alpha * trained + (1 - alpha) * start.
         let alphas: Vec<f64> = std::env::var("WISE").map_or(vec![1.0], |list| {
             list.split_whitespace()
@@ -121,9 +124,10 @@ fn main() {
                 })
                 .collect();
             println!(
-            "frontier_weight {frontier_weight} ema {ema_decay} steps x{steps_scale} lr x{lr_scale}: {} (nll {:.2}, {:.0} s)",
+            "frontier_weight {frontier_weight} ema {ema_decay} steps x{steps_scale} lr x{lr_scale}: {} (nll {:.2}, {} steps, {:.0} s)",
             rates.join(", "),
             figures.final_nll,
+            figures.steps,
             figures.wall_s
         );
             println!("  blend alpha {alpha}");

@@ -153,14 +153,15 @@ impl PolicyRunner {
             UnitQuaternion::from_scaled_axis(dr) * world_from_ee.rotation,
         );
         let root_from_target = world_from_root.inverse() * target;
-        let solution = self
-            .robot
-            .ik(&root_from_target, &self.q_target_rad, &self.sim.ik);
-        if !solution.q_rad.iter().all(|q| q.is_finite()) {
+        let dt_s = self.sim.control_dt_s();
+        if !self.robot.servo_step(
+            &mut self.q_target_rad,
+            &root_from_target,
+            &self.sim.ik,
+            dt_s,
+        ) {
             return false;
         }
-        self.q_target_rad = solution.q_rad;
-        self.robot.clamp_arm(&mut self.q_target_rad);
         self.gripper_target = gripper.clamp(0.0, 1.0);
         true
     }

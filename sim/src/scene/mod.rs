@@ -205,19 +205,13 @@ impl Scene {
                     UnitQuaternion::from_scaled_axis(dr) * world_from_ee.rotation,
                 );
                 let root_from_target = self.world_from_root.inverse() * target;
-                let solution =
-                    self.robot
-                        .ik(&root_from_target, &self.q_target_rad, &self.config.ik);
-                if solution.q_rad.iter().all(|q| q.is_finite()) {
-                    for ((q, s), l) in self
-                        .q_target_rad
-                        .iter_mut()
-                        .zip(&solution.q_rad)
-                        .zip(&limits)
-                    {
-                        *q = s.clamp(l.lower, l.upper);
-                    }
-                }
+                let dt_s = self.config.control_dt_s();
+                self.robot.servo_step(
+                    &mut self.q_target_rad,
+                    &root_from_target,
+                    &self.config.ik,
+                    dt_s,
+                );
             }
         }
         if !self.articulation.gripper.is_empty() {

@@ -151,6 +151,11 @@ pub struct EvolveConfig {
     /// crowded out of the replay by older, larger pools). 0: frontier data is the main stream
     /// and mastered skills' data, pooled, `replay_fraction` of each batch.
     pub frontier_weight: f64,
+    /// Each generation's training goes at least this many times over the frontier skills'
+    /// samples (their share of the batches counted): the skills' step budgets train a small
+    /// pool, this a grown one. 0: the budgets only.
+    #[serde(default = "default_train_passes")]
+    pub train_passes: f64,
     /// Share of each batch drawn from mastered skills' data (with `frontier_weight` 0).
     pub replay_fraction: f64,
     /// Roll back when a skill's held-out success falls more than this below its best.
@@ -241,6 +246,7 @@ impl Default for EvolveConfig {
             lr: 1e-3,
             ema_decay: 0.0,
             frontier_weight: 2.0,
+            train_passes: default_train_passes(),
             replay_fraction: 0.3,
             rollback_tolerance: 0.2,
             retention_blends: vec![0.7, 0.4],
@@ -275,6 +281,9 @@ impl EvolveConfig {
         }
         if !(self.frontier_weight.is_finite() && self.frontier_weight >= 0.0) {
             return bad("frontier_weight", "must be a number >= 0");
+        }
+        if !(self.train_passes.is_finite() && self.train_passes >= 0.0) {
+            return bad("train_passes", "must be a number >= 0");
         }
         if !(0.0..1.0).contains(&self.replay_fraction) {
             return bad("replay_fraction", "must be in [0, 1)");
@@ -322,4 +331,8 @@ impl EvolveConfig {
         }
         Ok(())
     }
+}
+
+fn default_train_passes() -> f64 {
+    3.0
 }

@@ -50,6 +50,8 @@ pub struct TrainSpec<'a> {
     pub replay_fraction: f64,
     /// Shares of each batch (see `EvolveConfig::frontier_weight`); 0: main stream + replay.
     pub frontier_weight: f64,
+    /// At least this many passes over the frontier skills' samples (`steps` raised to fit).
+    pub train_passes: f64,
     pub ema_decay: f64,
     pub seed: u64,
 }
@@ -142,12 +144,19 @@ pub fn train_generation(
             &policy.normalizer,
         )?)
     };
+    let split = BatchSplit {
+        batch_size: spec.batch_size,
+        frontier_weight: spec.frontier_weight,
+        replay_fraction: spec.replay_fraction,
+    };
+    let passes = steps_for_passes(pool, &groups, &shares, split, spec.train_passes);
+    let steps = spec.steps.max(passes);
     let cfg = BcConfig {
         optim: OptimConfig {
-            steps: spec.steps,
+            steps,
             batch_size: spec.batch_size,
             lr: spec.lr,
-            warmup_steps: (spec.steps / 10).max(1),
+            warmup_steps: (steps / 10).max(1),
             seed: spec.seed,
             ..OptimConfig::default()
         },
@@ -171,6 +180,43 @@ pub fn train_generation(
             failures: 0,
         },
     ))
+}
+
+/// How a batch is split (`TrainSpec`'s fields of the same names).
+#[derive(Clone, Copy, Debug)]
+struct BatchSplit {
+    batch_size: usize,
+    frontier_weight: f64,
+    replay_fraction: f64,
+}
+
+/// The steps that take `passes` passes over the frontier skills' samples: their rows (`groups`
+/// gives each main-stream row's place in `pool`) over the rows of a batch they get (their
+/// `shares` of it, or all but the replay fraction without balancing).
+fn steps_for_passes(
+    pool: &[SkillData],
+    groups: &[usize],
+    shares: &[f64],
+    split: BatchSplit,
+    passes: f64,
+) -> usize {
+    let frontier_rows = groups.iter().filter(|g| pool[**g].frontier).count();
+    let share = if split.frontier_weight > 0.0 {
+        let present = |g: &usize| groups.contains(g);
+        let frontier: f64 = (0..pool.len())
+            .filter(|g| pool[*g].frontier && present(g))
+            .map(|g| shares[g])
+            .sum();
+        let total: f64 = (0..pool.len()).filter(present).map(|g| shares[g]).sum();
+        frontier / total.max(1e-9)
+    } else {
+        1.0 - split.replay_fraction
+    };
+    let per_step = split.batch_size as f64 * share;
+    if per_step <= 0.0 {
+        return 0;
+    }
+    (passes * frontier_rows as f64 / per_step).ceil() as usize
 }
 
 /// Runs the policy on `tasks` (greedy, or sampled with `temperature`), to the end or with
@@ -236,4 +282,44 @@ pub fn sample_variants(
 /// The model a run trains (state observations: the CPU default).
 pub fn model_config(size: &str) -> Result<ModelConfig> {
     Ok(ModelConfig::preset(size, ObsMode::State)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(skill: &str, frontier: bool) -> SkillData {
+        SkillData {
+            skill: skill.into(),
+            episodes: Vec::new(),
+            imitate_from: Vec::new(),
+            frontier,
+        }
+    }
+
+    #[test]
+    fn passes_count_the_frontier_share_of_each_batch() {
+        let pool = [data("grasp", false), data("lift", true)];
+        // 50 grasp rows, 120 lift rows; lift has 2 of 3 shares of a 64-row batch.
+        let groups: Vec<usize> = [vec![0; 50], vec![1; 120]].concat();
+        let balanced = BatchSplit {
+            batch_size: 64,
+            frontier_weight: 2.0,
+            replay_fraction: 0.3,
+        };
+        let steps = steps_for_passes(&pool, &groups, &[1.0, 2.0], balanced, 3.0);
+        assert_eq!(steps, (3.0f64 * 120.0 / (64.0 * 2.0 / 3.0)).ceil() as usize);
+        // Main stream + replay: the frontier gets all but the replay fraction.
+        let unbalanced = BatchSplit {
+            frontier_weight: 0.0,
+            ..balanced
+        };
+        let lift_only = [1; 120];
+        let steps = steps_for_passes(&pool, &lift_only, &[1.0, 2.0], unbalanced, 1.0);
+        assert_eq!(steps, (120.0f64 / (64.0 * 0.7)).ceil() as usize);
+        assert_eq!(
+            steps_for_passes(&pool, &groups, &[1.0, 2.0], balanced, 0.0),
+            0
+        );
+    }
 }

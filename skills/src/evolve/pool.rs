@@ -119,6 +119,7 @@ pub fn train(
         lr: cfg.lr,
         replay_fraction: cfg.replay_fraction,
         frontier_weight: cfg.frontier_weight,
+        train_passes: cfg.train_passes,
         ema_decay: cfg.ema_decay,
         seed: stream_seed(cfg.seed, g, 0, 6),
     };
