@@ -1,7 +1,9 @@
 //! Diagnostic: how a run's policy fails a skill's held-out variants. Runs the checkpoint of
 //! generation GEN greedily on SKILL's fixed evaluation seeds and prints, per episode, the
 //! outcome, the steps used, the object's highest and final rise above its start (m), the
-//! closest the TCP came to the object (m) and the gripper opening at the end.
+//! closest the TCP came to the object (m) and the gripper opening at the end. DUMP=i: episode
+//! i's last steps (STRIDE=k: every k-th step of it); SOLVER=n, PGS=n: the same policy under
+//! other contact-solver settings.
 //!
 //! `cargo run --release -p coevolve-skills --example heldout_failures -- RUN GEN SKILL`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -20,7 +22,16 @@ fn main() {
     let tree = SkillTree::default_tree().unwrap();
     let skill = tree.get(&args[2]).unwrap();
     tch::set_num_threads(2);
-    let policy = policy::checkpoint::load(&run.checkpoint(generation), tch::Device::Cpu).unwrap();
+    let mut policy =
+        policy::checkpoint::load(&run.checkpoint(generation), tch::Device::Cpu).unwrap();
+    // SOLVER=n / PGS=n: the same policy under other contact-solver settings.
+    let env_usize = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
+    if let Some(n) = env_usize("SOLVER") {
+        policy.meta.sim.solver_iterations = n;
+    }
+    if let Some(n) = env_usize("PGS") {
+        policy.meta.sim.pgs_iterations = n;
+    }
     let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
     let (tasks, seeds) = heldout_variants(skill);
     let runs = run_policy(&policy, &robot, &tasks, &seeds, None, None, 2).unwrap();
@@ -106,22 +117,31 @@ fn main() {
         *verdicts.entry(verdict).or_default() += 1;
     }
     println!("hindsight: {verdicts:?}");
-    // With DUMP=i: the last steps of episode i.
+    // With DUMP=i: the last steps of episode i (STRIDE=k: every k-th step of the whole episode).
     if let Some(i) = std::env::var("DUMP")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
     {
         let e = &runs[i].episode;
-        for s in e.steps.iter().rev().take(12).rev() {
+        let stride: usize = std::env::var("STRIDE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let shown: Vec<&sim::episode::StepRecord> = if stride > 0 {
+            e.steps.iter().step_by(stride).collect()
+        } else {
+            e.steps.iter().rev().take(12).rev().collect()
+        };
+        for s in shown {
             let st = &s.state;
             println!(
-                "t {:.2} ee {:.3?} grip {:.3?} open {:.2} qd {:.1?} obj {:.3?} v {:.2?} force {:.0?} \
+                "t {:.2} ee {:.3?} grip {:.3?} open {:.2} cmd {:.2} qd {:.1?} obj {:.3?} v {:.2?} force {:.0?} \
                  env {:.0} pen {:.4} touch {:?}",
                 st.time_s,
                 st.ee_position_m().as_slice(),
                 st.gripper_q,
                 st.gripper_opening,
-                st.qd_rad_s,
+                s.action.gripper(), st.qd_rad_s,
                 st.objects.first().map(|o| o.position_m()).map(|p| [p.x, p.y, p.z]),
                 st.objects.first().map(|o| o.lin_vel_m_s),
                 st.contacts.object_peak_force_n,

@@ -2,7 +2,9 @@
 //! SKILL's held-out variants (sampled at the loop's temperature), refines the successes with
 //! the run's refine settings and prints the refiner's figures: RMS jerk and duration before and
 //! after, re-validation, how many kept replays are the re-timed plan and how many the trimmed
-//! path.
+//! path. DWELL=s: another gripper dwell; BEFORE=1: the dwell at the key before each gripper
+//! change (`RefineConfig::dwell_before_change`); OUT=dir: the raw successes and the banked golden
+//! episodes written to dir/raw, dir/refined and dir/golden (for `sim`'s `grasp_timing` example).
 //!
 //! `cargo run --release -p coevolve-skills --example refine_loop -- RUN GEN SKILL`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -22,10 +24,14 @@ fn main() {
     let tree = SkillTree::default_tree().unwrap();
     let skill = tree.get(&args[2]).unwrap();
     tch::set_num_threads(2);
-    let cfg: EvolveConfig = serde_json::from_str(
+    let mut cfg: EvolveConfig = serde_json::from_str(
         &std::fs::read_to_string(std::path::Path::new(&args[0]).join("config.json")).unwrap(),
     )
     .unwrap();
+    if let Some(s) = std::env::var("DWELL").ok().and_then(|v| v.parse().ok()) {
+        cfg.refine_config.gripper_dwell_s = s;
+    }
+    cfg.refine_config.dwell_before_change |= std::env::var("BEFORE").is_ok();
     let policy = policy::checkpoint::load(&run.checkpoint(generation), tch::Device::Cpu).unwrap();
     let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
     let (tasks, seeds) = heldout_variants(skill);
@@ -80,7 +86,19 @@ fn main() {
         println!("raw    {}", jerk_profile(e, dt));
         println!("replay {}", jerk_profile(g, dt));
     }
-    let merged = skills::evolve::bank::golden_of(&raw, &refined);
+    let dwell_steps = skills::evolve::bank::replay_dwell_steps(&cfg.refine_config, dt);
+    let merged = skills::evolve::bank::golden_of(&raw, &refined, dwell_steps);
+    if let Ok(out) = std::env::var("OUT") {
+        for (name, episodes) in [
+            ("raw", &raw),
+            ("refined", &refined.golden),
+            ("golden", &merged.golden),
+        ] {
+            let dir = std::path::Path::new(&out).join(name);
+            let mut writer = sim::EpisodeWriter::new(dir, "refine_loop", &sim).unwrap();
+            writer.write_batch(episodes).unwrap();
+        }
+    }
     println!(
         "{}: {} raw successes, kept {} ({} trimmed), revalidation {:.2}, raw shorter {}, \
          unrefined {}; RMS jerk {:.1} -> {:.1} ({:.1}x), duration {:.2} -> {:.2} s",

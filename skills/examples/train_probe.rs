@@ -88,9 +88,13 @@ fn main() {
             (2.0, 0.99, 1.0, 1.0),
         ],
     };
+    // SIZE=tiny|small|base: another model size (trained from scratch).
+    let model = std::env::var("SIZE").map_or(ctx.model.clone(), |size| {
+        skills::evolve::learner::model_config(&size).unwrap()
+    });
     for (frontier_weight, ema_decay, steps_scale, lr_scale) in settings {
         let spec = TrainSpec {
-            model: &ctx.model,
+            model: &model,
             tokenizer: &ctx.tokenizer,
             robot: &ctx.robot,
             sim: &ctx.sim,
@@ -105,7 +109,8 @@ fn main() {
             seed: stream_seed(ctx.cfg.seed, generation, 0, 6),
         };
         // SCRATCH=1: a fresh network instead of the warm start.
-        let warm = std::env::var("SCRATCH").is_err().then_some(&start);
+        let scratch = std::env::var("SCRATCH").is_ok() || std::env::var("SIZE").is_ok();
+        let warm = (!scratch).then_some(&start);
         let (trained, figures) = train_generation(warm, &pool, &spec).unwrap();
         // WISE="0.5 0.7": also evaluate blends alpha * trained + (1 - alpha) * start.
         let alphas: Vec<f64> = std::env::var("WISE").map_or(vec![1.0], |list| {
@@ -114,12 +119,18 @@ fn main() {
                 .collect()
         });
         for alpha in alphas {
-            let candidate = trained.blended_with(&start, alpha).unwrap();
+            let blended;
+            let candidate = if alpha == 1.0 {
+                &trained
+            } else {
+                blended = trained.blended_with(&start, alpha).unwrap();
+                &blended
+            };
             let rates: Vec<String> = pool
                 .iter()
                 .map(|d| {
                     let skill = ctx.tree.get(&d.skill).unwrap();
-                    let (ok, n) = heldout(&ctx, &candidate, skill).unwrap();
+                    let (ok, n) = heldout(&ctx, candidate, skill).unwrap();
                     format!("{} {ok}/{n}", d.skill)
                 })
                 .collect();

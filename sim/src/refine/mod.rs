@@ -51,6 +51,11 @@ pub struct RefineConfig {
     pub jerk_limit: f64,
     /// Dwell after each gripper command change (s). Default 0.3.
     pub gripper_dwell_s: f64,
+    /// Hold the dwell at the keyframe before each gripper change (where the arm was when the
+    /// command was given: the fingers close on a still arm) instead of the one after it (a
+    /// commanded target leads the arm, so that key is already a step into the next motion; a
+    /// grasp then rises while the fingers close). Default false.
+    pub dwell_before_change: bool,
     /// When the re-timed plan no longer succeeds, replay the trimmed, denoised commanded path at
     /// its own pace instead (kept if that succeeds). Default true.
     pub trimmed_fallback: bool,
@@ -72,6 +77,7 @@ impl Default for RefineConfig {
             acceleration_limit: 6.0,
             jerk_limit: 60.0,
             gripper_dwell_s: 0.3,
+            dwell_before_change: false,
             min_novelty: 0.0,
             trimmed_fallback: true,
         }

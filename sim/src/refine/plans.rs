@@ -81,7 +81,15 @@ pub fn episode_plans(
         .filter_map(|i| samples.get(i).cloned())
         .collect();
     EpisodePlans {
-        min_jerk: smooth::min_jerk_plan(&keys, limits, control_dt_s, cfg.gripper_dwell_s),
+        min_jerk: smooth::min_jerk_plan(
+            &keys,
+            limits,
+            control_dt_s,
+            smooth::Dwell {
+                s: cfg.gripper_dwell_s,
+                before_change: cfg.dwell_before_change,
+            },
+        ),
         trimmed: samples.get(1..).unwrap_or_default().to_vec(),
         retries_pruned,
         idle_steps_trimmed,

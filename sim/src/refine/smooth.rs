@@ -94,40 +94,55 @@ pub fn keyframes(samples: &[Sample], points: &[Vec<f64>]) -> Vec<usize> {
     (0..n).filter(|i| keep[*i]).collect()
 }
 
-/// The re-timed plan: one commanded sample per control step, starting at the first keyframe.
+/// The gripper dwell of a re-timed plan: how long, and at which key of a change.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dwell {
+    pub s: f64,
+    /// At the key before the change (the arm still where the command was given), not after it.
+    pub before_change: bool,
+}
+
+/// The re-timed plan: one commanded sample per control step, starting at the first keyframe,
+/// with `dwell.s` of the new gripper command held at each gripper change (at the key after the
+/// change, or with `before_change` at the key before it, then moving on).
 pub fn min_jerk_plan(
     keys: &[Sample],
     limits: &Limits,
     control_dt_s: f64,
-    gripper_dwell_s: f64,
+    dwell: Dwell,
 ) -> Vec<Sample> {
     let mut plan = Vec::new();
-    let Some(first) = keys.first() else {
-        return plan;
+    let dwell_steps = (dwell.s / control_dt_s).ceil() as usize;
+    let hold = |q: &[f64], gripper: f64| {
+        let sample = Sample {
+            q_rad: q.to_vec(),
+            gripper,
+        };
+        std::iter::repeat_n(sample, dwell_steps)
     };
-    let dwell_steps = (gripper_dwell_s / control_dt_s).ceil() as usize;
-    let mut gripper = first.gripper;
     for w in keys.windows(2) {
         let (a, b) = (&w[0], &w[1]);
+        let change = b.gripper != a.gripper;
+        if change && dwell.before_change {
+            plan.extend(hold(&a.q_rad, b.gripper));
+        }
+        let moving_gripper = if dwell.before_change {
+            b.gripper
+        } else {
+            a.gripper
+        };
         let d: Vec<f64> = b.q_rad.iter().zip(&a.q_rad).map(|(b, a)| b - a).collect();
-        let t = min_duration_s(&d, limits);
-        let steps = (t / control_dt_s).ceil() as usize;
-        for k in 1..=steps {
+        let steps = (min_duration_s(&d, limits) / control_dt_s).ceil() as usize;
+        plan.extend((1..=steps).map(|k| {
             let tau = k as f64 / steps as f64;
             let s = tau * tau * tau * (10.0 - 15.0 * tau + 6.0 * tau * tau);
-            plan.push(Sample {
+            Sample {
                 q_rad: a.q_rad.iter().zip(&d).map(|(q, d)| q + s * d).collect(),
-                gripper,
-            });
-        }
-        if b.gripper != gripper {
-            gripper = b.gripper;
-            for _ in 0..dwell_steps {
-                plan.push(Sample {
-                    q_rad: b.q_rad.clone(),
-                    gripper,
-                });
+                gripper: moving_gripper,
             }
+        }));
+        if change && !dwell.before_change {
+            plan.extend(hold(&b.q_rad, b.gripper));
         }
     }
     plan
@@ -197,7 +212,11 @@ mod tests {
             jerk: 30.0,
         };
         let dt = 0.04;
-        let plan = min_jerk_plan(&keys, &limits, dt, 0.4);
+        let after = Dwell {
+            s: 0.4,
+            before_change: false,
+        };
+        let plan = min_jerk_plan(&keys, &limits, dt, after);
         assert!((plan.last().unwrap().q_rad[0] - 0.2).abs() < 1e-12);
         let q: Vec<f64> = std::iter::once(0.0)
             .chain(plan.iter().map(|p| p.q_rad[0]))
@@ -215,5 +234,38 @@ mod tests {
         assert!(plan[closed_from..closed_from + 10]
             .iter()
             .all(|p| p.q_rad == vec![1.0]));
+    }
+
+    #[test]
+    fn a_dwell_before_the_change_holds_the_arm_where_the_command_was_given() {
+        let limits = Limits {
+            velocity: vec![1.5],
+            acceleration: 3.0,
+            jerk: 30.0,
+        };
+        let keys = vec![
+            s(&[0.0], 1.0),
+            s(&[1.0], 1.0),
+            s(&[1.05], 0.0),
+            s(&[0.2], 0.0),
+        ];
+        let before = Dwell {
+            s: 0.4,
+            before_change: true,
+        };
+        let plan = min_jerk_plan(&keys, &limits, 0.04, before);
+        let closed_from = plan.iter().position(|p| p.gripper == 0.0).unwrap();
+        assert_eq!(plan[closed_from - 1].q_rad, vec![1.0], "arrived open");
+        assert!(
+            plan[closed_from..closed_from + 10]
+                .iter()
+                .all(|p| p.q_rad == vec![1.0]),
+            "the dwell holds the key before the change"
+        );
+        assert!(
+            plan[closed_from + 10].q_rad[0] > 1.0,
+            "then moves on, closed"
+        );
+        assert!((plan.last().unwrap().q_rad[0] - 0.2).abs() < 1e-12);
     }
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use policy::Policy;
 use sim::refine::refine;
+use sim::refine::segments::gripper_event;
 use sim::store::EpisodeWriter;
 use sim::Episode;
 
@@ -85,7 +86,11 @@ pub fn bank(
     let (mut golden, figures) = if ctx.cfg.refine {
         let refined = refine(&ctx.robot, &ctx.sim, &ctx.cfg.refine_config, &raw, &[])?;
         let r = &refined.report;
-        let merged = golden_of(&raw, &refined);
+        let merged = golden_of(
+            &raw,
+            &refined,
+            replay_dwell_steps(&ctx.cfg.refine_config, ctx.sim.control_dt_s()),
+        );
         let golden = merged.golden;
         let figures = RefineFigures {
             raw: r.episodes_in,
@@ -106,12 +111,24 @@ pub fn bank(
     Ok((golden.len(), figures))
 }
 
+/// Control steps of each gripper dwell the refiner's replays hold before moving on, not
+/// counted against them when they are compared with their raw originals: 0 unless the dwell
+/// is at the key before the change (`RefineConfig::dwell_before_change`), where a raw grasp
+/// that lifts while the fingers are still closing is quicker only by being marginal.
+pub fn replay_dwell_steps(refine: &sim::refine::RefineConfig, control_dt_s: f64) -> usize {
+    if refine.dwell_before_change {
+        (refine.gripper_dwell_s / control_dt_s).ceil() as usize
+    } else {
+        0
+    }
+}
+
 /// Golden demonstrations from a refiner run on `raw`, with how many came out raw.
 #[derive(Debug)]
 pub struct Merged {
     pub golden: Vec<Episode>,
-    /// Kept episodes whose raw original was already shorter than the re-timed replay (the raw
-    /// one is the better demonstration, so it is banked instead).
+    /// Kept episodes whose raw original was already shorter than the re-timed replay's motion
+    /// (the raw one is the better demonstration, so it is banked instead).
     pub raw_was_shorter: usize,
     /// Successes whose smoothed replay no longer succeeds, banked raw (real, healthy,
     /// efficient successes the smoother could not improve).
@@ -119,10 +136,11 @@ pub struct Merged {
 }
 
 /// Merges `refined` (the refiner's output on `raw`) with `raw`: kept episodes (raw where the
-/// raw one is shorter), then the successes whose smoothed replay failed. The refiner's
+/// raw one is shorter than the replay without its gripper dwells, `dwell_steps` each), then
+/// the successes whose smoothed replay failed. The refiner's
 /// decisions come one per raw episode in order; `source_index` is the episode's own index in
 /// the batch that ran it, not its place in `raw`, so it is not used here.
-pub fn golden_of(raw: &[Episode], refined: &sim::refine::Refined) -> Merged {
+pub fn golden_of(raw: &[Episode], refined: &sim::refine::Refined, dwell_steps: usize) -> Merged {
     let decisions = &refined.report.decisions;
     let kept = decisions
         .iter()
@@ -135,7 +153,11 @@ pub fn golden_of(raw: &[Episode], refined: &sim::refine::Refined) -> Merged {
         .iter()
         .zip(kept)
         .map(|(g, e)| {
-            if e.outcome.control_steps < g.outcome.control_steps {
+            let motion_steps = g
+                .outcome
+                .control_steps
+                .saturating_sub(dwell_steps * gripper_changes(g));
+            if e.outcome.control_steps < motion_steps {
                 raw_was_shorter += 1;
                 e.clone()
             } else {
@@ -156,6 +178,18 @@ pub fn golden_of(raw: &[Episode], refined: &sim::refine::Refined) -> Merged {
         golden,
         raw_was_shorter,
     }
+}
+
+/// How often an episode's gripper command changes between open and closed.
+fn gripper_changes(e: &Episode) -> usize {
+    let mut last = gripper_event(e.initial_state.gripper_opening);
+    e.steps
+        .iter()
+        .filter(|s| {
+            let now = gripper_event(s.action.gripper());
+            std::mem::replace(&mut last, now) != now
+        })
+        .count()
 }
 
 /// Writes the policy's failed rollouts of `skill` (the success head's negatives) to the
