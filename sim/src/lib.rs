@@ -20,6 +20,7 @@ pub mod replay;
 pub mod reward;
 pub mod scene;
 pub mod scripted;
+pub mod scripted_tool;
 pub mod state;
 pub mod store;
 pub mod task;

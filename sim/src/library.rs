@@ -143,7 +143,7 @@ pub fn sample_task(skill: SkillKind, ranges: &TaskRanges, rng: &mut impl Rng) ->
                 ranges.object_x_m.sample(rng),
                 0.5 * ranges.object_y_m.sample(rng),
             ];
-            let pan_radius = 0.12;
+            let pan_radius = 0.14;
             objects.push(ObjectSpec {
                 name: "pan".into(),
                 kind: ObjectKind::Pan {
@@ -229,6 +229,10 @@ pub fn sample_task(skill: SkillKind, ranges: &TaskRanges, rng: &mut impl Rng) ->
         zones,
         tool,
         goal,
-        max_duration_s: ranges.max_duration_s,
+        // A flip is a scoop and a turn: half as long again.
+        max_duration_s: match skill {
+            SkillKind::Flip => 1.5 * ranges.max_duration_s,
+            _ => ranges.max_duration_s,
+        },
     }
 }

@@ -8,7 +8,7 @@ use crate::camera::Appearance;
 use crate::convert::{pose_from_iso, vec_from_na};
 use crate::scene::groups;
 use crate::scene::shapes::collider_for_geometry;
-use crate::task::{ObjectSpec, TaskSpec};
+use crate::task::{ObjectKind, ObjectSpec, TaskSpec};
 
 pub const TABLE_SEGMENT: u16 = 1;
 pub const FLOOR_SEGMENT: u16 = 2;
@@ -112,12 +112,28 @@ pub fn build_object(
         segment_id: OBJECT_SEGMENT_BASE + index as u16,
         rgb: spec.rgb,
     };
-    let builders: Vec<ColliderBuilder> = spec
+    let mut builders: Vec<ColliderBuilder> = spec
         .kind
         .parts()
         .iter()
         .filter_map(|(pose, shape)| collider_for_geometry(shape, pose))
         .collect();
+    if let ObjectKind::Disc {
+        radius_m,
+        thickness_m,
+    } = spec.kind
+    {
+        // A pancake's rim is rounded: a blade's edge meets it below its middle and lifts it,
+        // where a square rim would only be pushed along.
+        let border_m = thickness_m / 3.0;
+        for b in &mut builders {
+            b.shape = SharedShape::round_cylinder(
+                (thickness_m / 2.0 - border_m) as f32,
+                (radius_m - border_m) as f32,
+                border_m as f32,
+            );
+        }
+    }
     // Spread the mass over the parts by volume.
     let volumes: Vec<f64> = builders
         .iter()
@@ -170,6 +186,9 @@ pub struct ToolPart {
     pub z_in_ee_m: f64,
     pub half_extents_m: [f64; 3],
     pub mass_kg: f64,
+    /// Length of the bevel that thins the box's +x end to an edge on its +z face (the face
+    /// toward the work when the TCP points down): a blade's leading edge. 0: a plain box.
+    pub bevel_m: f64,
 }
 
 /// The spatula: a handle along the approach axis and a thin blade at its end.
@@ -179,12 +198,14 @@ pub const SPATULA_PARTS: [ToolPart; 2] = [
         z_in_ee_m: -0.04,
         half_extents_m: [0.008, 0.008, 0.05],
         mass_kg: 0.15,
+        bevel_m: 0.0,
     },
     ToolPart {
         name: "blade",
         z_in_ee_m: 0.03,
-        half_extents_m: [0.045, 0.04, 0.002],
+        half_extents_m: [0.035, 0.04, 0.001],
         mass_kg: 0.05,
+        bevel_m: 0.008,
     },
 ];
 
@@ -192,7 +213,8 @@ pub const SPATULA_PARTS: [ToolPart; 2] = [
 pub const TOOL_RGB: [u8; 3] = [180, 180, 190];
 
 /// Mounts a spatula on `body` at `body_from_ee` (the TCP): a handle along the approach axis
-/// and a thin blade at its end, angled 30° so it can slide under a disc.
+/// and a thin blade (7 × 8 cm, 2 mm) across it; the wrist pitches the blade to slide it under
+/// a disc.
 pub fn build_spatula(
     world: &mut PhysicsWorld,
     body: RigidBodyHandle,
@@ -204,10 +226,9 @@ pub fn build_spatula(
     }
     .to_user_data();
     let parts = SPATULA_PARTS.map(|part| {
-        let [hx, hy, hz] = part.half_extents_m;
         (
             Isometry3::translation(0.0, 0.0, part.z_in_ee_m),
-            SharedShape::cuboid(hx as f32, hy as f32, hz as f32),
+            tool_part_shape(&part),
             part.mass_kg as f32,
         )
     });
@@ -225,4 +246,24 @@ pub fn build_spatula(
             )
         })
         .collect()
+}
+
+/// A tool part's collider shape: its box, or with a bevel the convex hull whose top (−z) face
+/// stops `bevel_m` short of the +x end, so the end is an edge on the bottom face.
+fn tool_part_shape(part: &ToolPart) -> SharedShape {
+    let [hx, hy, hz] = part.half_extents_m.map(|v| v as f32);
+    if part.bevel_m <= 0.0 {
+        return SharedShape::cuboid(hx, hy, hz);
+    }
+    let top_x = hx - part.bevel_m as f32;
+    let mut points = Vec::with_capacity(8);
+    for y in [-hy, hy] {
+        for x in [-hx, hx] {
+            points.push(Vector::new(x, y, hz));
+        }
+        for x in [-hx, top_x] {
+            points.push(Vector::new(x, y, -hz));
+        }
+    }
+    SharedShape::convex_hull(&points).unwrap_or_else(|| SharedShape::cuboid(hx, hy, hz))
 }
