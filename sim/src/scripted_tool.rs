@@ -210,14 +210,9 @@ impl ScriptedTool {
         };
         let s = &self.script;
         let (blade_z_m, [half_x, _, half_z]) = blade();
-        // Slide toward the pancake from the pan's side nearest the robot base... any direction
-        // fits the annulus; the robot's side keeps the wrist clear of the pan's far rim.
-        let toward_base = -l.pan_xy;
-        let d = if toward_base.norm() > 1e-6 {
-            -toward_base.normalize()
-        } else {
-            Vector3::x()
-        };
+        // Slide away from the robot's base (at the world origin): the blade goes down on the
+        // pan's near side, where the wrist stays clear of the rim.
+        let d = l.pan_xy.try_normalize(1e-6).unwrap_or_else(Vector3::x);
         let up = Vector3::z();
         let (sa, ca) = s.slide_pitch_rad.sin_cos();
         let blade_rot = |pitch_sin: f64, pitch_cos: f64| {
