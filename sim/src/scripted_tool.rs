@@ -210,9 +210,12 @@ impl ScriptedTool {
         };
         let s = &self.script;
         let (blade_z_m, [half_x, _, half_z]) = blade();
-        // Slide away from the robot's base (at the world origin): the blade goes down on the
-        // pan's near side, where the wrist stays clear of the rim.
-        let d = l.pan_xy.try_normalize(1e-6).unwrap_or_else(Vector3::x);
+        // Slide away from the robot's base: the blade goes down on the pan's near side, where
+        // the wrist stays clear of the rim.
+        let base = self.world_from_root.translation.vector;
+        let d = (l.pan_xy - Vector3::new(base.x, base.y, 0.0))
+            .try_normalize(1e-6)
+            .unwrap_or_else(Vector3::x);
         let up = Vector3::z();
         let (sa, ca) = s.slide_pitch_rad.sin_cos();
         let blade_rot = |pitch_sin: f64, pitch_cos: f64| {
