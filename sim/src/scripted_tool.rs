@@ -3,10 +3,11 @@
 //! a test reference, never a data source for learning.
 //!
 //! Both start the same way: the blade, pitched so its leading edge is lowest, goes down
-//! beside the pancake to the pan's floor and slides under it along the line from the blade to
-//! the pancake. Scoop then levels the blade and raises it. Flip instead turns the blade over
-//! its leading edge like a page: the pancake's far edge rests on the floor, the blade rotates
-//! past vertical, and the pancake falls over onto its top; the blade then backs away.
+//! beside the pancake to the pan's floor and slides under it, away from the robot, until the
+//! pancake (pushed to the far wall if it does not ride up at once) is on the blade; the blade
+//! levels and rises. That is the scoop. A flip then carries the pancake back, lowers it to
+//! just above the floor and turns the blade about a line under the pancake's far rim like a
+//! page, pushes on, and backs away.
 
 use std::sync::Arc;
 
@@ -43,7 +44,7 @@ pub struct ToolScript {
     pub flip_pivot_before_center_m: f64,
     pub flip_carry_clearance_m: f64,
     pub flip_pivot_height_m: f64,
-    /// Flip: how far the blade turns over its leading edge.
+    /// Flip: how far the blade turns about the line under the pancake's far rim.
     pub flip_turn_rad: f64,
     /// Flip: how long the turn takes.
     pub flip_turn_s: f64,
@@ -180,7 +181,11 @@ impl ScriptedTool {
         let goal = &self.task.goal;
         let disc = self.task.object_index(goal.object.as_deref()?)?;
         let pan = self.task.object_index(goal.support.as_deref()?)?;
-        let ObjectKind::Disc { radius_m, .. } = self.task.objects[disc].kind else {
+        let ObjectKind::Disc {
+            radius_m,
+            thickness_m,
+        } = self.task.objects[disc].kind
+        else {
             return None;
         };
         let ObjectKind::Pan {
@@ -196,6 +201,8 @@ impl ScriptedTool {
         // The pan's base is 1 cm thick, centred on the pan's pose (`ObjectKind::parts`).
         let floor_z_m = pan_center.z + 0.005;
         Some(Layout {
+            disc,
+            disc_thickness_m: thickness_m,
             disc_xy: Vector3::new(disc_now.x, disc_now.y, 0.0),
             disc_radius_m: radius_m,
             pan_xy: Vector3::new(pan_center.x, pan_center.y, 0.0),
@@ -288,21 +295,10 @@ impl ScriptedTool {
             return;
         };
         let end = leg.end(from);
-        let Some(disc) = self
-            .task
-            .goal
-            .object
-            .as_deref()
-            .and_then(|n| self.task.object_index(n))
-        else {
+        let Some(now) = obs.objects.get(l.disc).map(|o| o.position_m()) else {
             return;
         };
-        let Some(now) = obs.objects.get(disc).map(|o| o.position_m()) else {
-            return;
-        };
-        let ObjectKind::Disc { thickness_m, .. } = self.task.objects[disc].kind else {
-            return;
-        };
+        let thickness_m = l.disc_thickness_m;
         let s = &self.script;
         let up = Vector3::z();
         let r = l.disc_radius_m;
@@ -369,6 +365,9 @@ impl ScriptedTool {
 
 #[derive(Clone, Copy, Debug)]
 struct Layout {
+    /// The pancake's object index.
+    disc: usize,
+    disc_thickness_m: f64,
     disc_xy: Vector3<f64>,
     disc_radius_m: f64,
     pan_xy: Vector3<f64>,
