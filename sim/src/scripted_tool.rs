@@ -44,6 +44,9 @@ pub struct ToolScript {
     pub flip_pivot_before_center_m: f64,
     pub flip_carry_clearance_m: f64,
     pub flip_pivot_height_m: f64,
+    /// Flip: the pivot is at most this far from the robot's base (horizontally): past it the
+    /// arm is nearly stretched out, and the turn stalls short of vertical.
+    pub flip_pivot_max_reach_m: f64,
     /// Flip: how far the blade turns about the line under the pancake's far rim.
     pub flip_turn_rad: f64,
     /// Flip: how long the turn takes.
@@ -60,12 +63,13 @@ impl Default for ToolScript {
             slide_pitch_rad: 0.06,
             start_gap_m: 0.01,
             slide_clearance_m: 0.0,
-            slide_overshoot_m: 0.008,
+            slide_overshoot_m: 0.014,
             slide_speed_m_s: 0.05,
             scoop_rise_m: 0.07,
             flip_pivot_before_center_m: 0.035,
             flip_carry_clearance_m: 0.003,
             flip_pivot_height_m: -0.002,
+            flip_pivot_max_reach_m: 0.50,
             flip_turn_rad: 2.5,
             flip_turn_s: 2.0,
             flip_push_m: 0.03,
@@ -302,7 +306,13 @@ impl ScriptedTool {
         let s = &self.script;
         let up = Vector3::z();
         let r = l.disc_radius_m;
-        let pivot_xy = l.pan_xy - d * s.flip_pivot_before_center_m;
+        let base = self.world_from_root.translation.vector;
+        let base_xy = Vector3::new(base.x, base.y, 0.0);
+        let pan_reach_m = (l.pan_xy - base_xy).dot(&d);
+        let before_m = s
+            .flip_pivot_before_center_m
+            .max(pan_reach_m - s.flip_pivot_max_reach_m);
+        let pivot_xy = l.pan_xy - d * before_m;
         let before =
             pivot_xy - d * r + up * (l.floor_z_m + s.flip_carry_clearance_m + thickness_m / 2.0);
         let carried =

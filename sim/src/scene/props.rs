@@ -123,9 +123,10 @@ pub fn build_object(
         thickness_m,
     } = spec.kind
     {
-        // A pancake's rim is rounded: a blade's edge meets it below its middle and lifts it,
-        // where a square rim would only be pushed along.
-        let border_m = thickness_m / 3.0;
+        // A pancake's rim is rounded all round: a blade's edge meets it below its middle and
+        // lifts it, where a square rim would only be pushed along; and a turned pancake finds
+        // no flat band across its rim to stand on (a real one is too soft to stand).
+        let border_m = thickness_m * 0.45;
         for b in &mut builders {
             b.shape = SharedShape::round_cylinder(
                 (thickness_m / 2.0 - border_m) as f32,
