@@ -5,7 +5,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::task::{
-    GoalSpec, ObjectKind, ObjectSpec, PoseSpec, SkillKind, TableSpec, TaskSpec, ToolKind, ZoneSpec,
+    GoalSpec, ObjectKind, ObjectSpec, PoseSpec, SkillKind, TableSpec, TaskSpec, ZoneSpec,
 };
 
 /// A closed interval `[lo, hi]` sampled uniformly.
@@ -135,10 +135,9 @@ pub fn sample_task(skill: SkillKind, ranges: &TaskRanges, rng: &mut impl Rng) ->
         reach_tolerance_m: 0.02,
         hold_s: 0.2,
     };
-    let mut tool = ToolKind::Gripper;
+    let tool = skill.tool();
     match skill {
         SkillKind::Scoop | SkillKind::Flip => {
-            tool = ToolKind::Spatula;
             let pan_xy = [
                 ranges.object_x_m.sample(rng),
                 0.5 * ranges.object_y_m.sample(rng),

@@ -49,7 +49,9 @@ impl Default for RewardWeights {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RewardTerms {
     pub reach: f64,
+    /// Held: in the gripper, or on the spatula (scoop, flip).
     pub grasp: f64,
+    /// Progress while held: lifted (lift height) or scooped (scoop height); flip: turned over.
     pub lift: f64,
     pub goal: f64,
     pub success: f64,
@@ -259,6 +261,30 @@ impl<'a> Judge<'a> {
             && self.at_rest(s, o)
     }
 
+    /// Whether the object is held (in the gripper; on the spatula for the kitchen's skills)
+    /// and how far along its goal it is, in [0, 1]: lifted toward the goal height while held,
+    /// scooped toward the scoop height while on the blade, turned over toward upside down
+    /// (flip, held or not).
+    fn holding_progress(&self, s: &PhysicsState, o: usize) -> (bool, f64) {
+        let on_tool = || s.contacts.tool_touch.get(o).copied().unwrap_or(false);
+        let raised = |goal_m: f64| (self.height_gain(s, o) / goal_m.max(1e-6)).clamp(0.0, 1.0);
+        match self.task.skill {
+            SkillKind::Scoop => {
+                let held = on_tool();
+                (held, if held { raised(SCOOP_HEIGHT_M) } else { 0.0 })
+            }
+            SkillKind::Flip => {
+                let up_z = s.objects.get(o).map_or(1.0, |x| x.up_axis().z);
+                (on_tool(), ((1.0 - up_z) / 2.0).clamp(0.0, 1.0))
+            }
+            _ => {
+                let held = self.grasped(s, o);
+                let goal_m = self.task.goal.lift_height_m;
+                (held, if held { raised(goal_m) } else { 0.0 })
+            }
+        }
+    }
+
     /// An outright failure (integrity rule).
     pub fn failure(&self, s: &PhysicsState) -> Option<Failure> {
         self.task.objects.iter().enumerate().find_map(|(i, spec)| {
@@ -293,12 +319,9 @@ impl<'a> Judge<'a> {
             ..RewardTerms::default()
         };
         if let Some(o) = object {
-            let grasped = self.grasped(s, o);
-            t.grasp = w.grasp * f64::from(u8::from(grasped));
-            if grasped {
-                let goal_h = self.task.goal.lift_height_m.max(1e-6);
-                t.lift = w.lift * (self.height_gain(s, o) / goal_h).clamp(0.0, 1.0);
-            }
+            let (held, progress) = self.holding_progress(s, o);
+            t.grasp = w.grasp * f64::from(u8::from(held));
+            t.lift = w.lift * progress;
             let goal_pos = match self.task.skill {
                 SkillKind::Push | SkillKind::Place => self.zone_center(),
                 SkillKind::Stack | SkillKind::Scoop | SkillKind::Flip => self

@@ -40,6 +40,14 @@ impl SkillKind {
         SkillKind::Flip,
     ];
 
+    /// What the skill's tasks mount on the flange: the kitchen's skills use the spatula.
+    pub fn tool(self) -> ToolKind {
+        match self {
+            SkillKind::Scoop | SkillKind::Flip => ToolKind::Spatula,
+            _ => ToolKind::Gripper,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SkillKind::Reach => "reach",

@@ -59,7 +59,8 @@ fn main() {
             } else {
                 0
             };
-            let plans = vec![plan_suffix(&found.distribution.mean, first); 60];
+            let plans =
+                vec![plan_suffix(found.distribution.layout, &found.distribution.mean, first); 60];
             run_plans(
                 &plans,
                 &tasks,

@@ -17,13 +17,55 @@ use serde::{Deserialize, Serialize};
 use sim::config::ActionScale;
 use sim::scripted::{ee_delta_action, top_down_error};
 use sim::state::{iso_from_pose7, Observation};
-use sim::task::TaskSpec;
+use sim::task::{SkillKind, TaskSpec, ToolKind};
 use sim::{Action, BatchConfig, Controller, Episode, EpisodeBatch, EpisodeInfo, SimConfig};
 
+use crate::tool_plan::{
+    initial_tool_plan, ToolPlanController, PER_TOOL_KEYFRAME, PITCH_PARAM, PITCH_WIDEN_STD_RAD,
+};
 use crate::tree::Skill;
 
 /// Parameters per keyframe: offset x, y, z (m) and gripper.
 const PER_KEYFRAME: usize = 4;
+
+/// What a plan's parameters mean: gripper keyframes (`PlanController`) or tool keyframes
+/// (`tool_plan::ToolPlanController`, for skills whose tasks mount the spatula).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanLayout {
+    #[default]
+    Gripper,
+    Tool,
+}
+
+impl PlanLayout {
+    pub fn for_skill(kind: SkillKind) -> PlanLayout {
+        match kind.tool() {
+            ToolKind::Gripper => PlanLayout::Gripper,
+            ToolKind::Spatula => PlanLayout::Tool,
+        }
+    }
+
+    pub fn per_keyframe(self) -> usize {
+        match self {
+            PlanLayout::Gripper => PER_KEYFRAME,
+            PlanLayout::Tool => PER_TOOL_KEYFRAME,
+        }
+    }
+
+    /// Keyframes in `plan`.
+    pub fn keyframes(self, plan: &[f64]) -> usize {
+        plan.len() / self.per_keyframe()
+    }
+
+    /// The position of a keyframe's gripper parameter within it (tool plans have none).
+    fn gripper(self) -> Option<usize> {
+        match self {
+            PlanLayout::Gripper => Some(3),
+            PlanLayout::Tool => None,
+        }
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CemConfig {
@@ -41,6 +83,9 @@ pub struct CemConfig {
     pub max_iterations: usize,
     /// Keyframes per plan.
     pub keyframes: usize,
+    /// Keyframes per tool plan (`tool_plan`): a flip is a scoop and a turn.
+    #[serde(default = "default_tool_keyframes")]
+    pub tool_keyframes: usize,
     /// Time spent steering to each keyframe (s).
     pub segment_s: f64,
     /// Initial standard deviation of the offsets (m).
@@ -61,6 +106,10 @@ fn default_true() -> bool {
     true
 }
 
+fn default_tool_keyframes() -> usize {
+    8
+}
+
 impl Default for CemConfig {
     fn default() -> Self {
         CemConfig {
@@ -70,6 +119,7 @@ impl Default for CemConfig {
             min_successes: 0,
             max_iterations: 0,
             keyframes: 4,
+            tool_keyframes: default_tool_keyframes(),
             segment_s: 1.6,
             init_offset_std_m: 0.06,
             min_std: 0.005,
@@ -86,10 +136,20 @@ impl Default for CemConfig {
 pub struct PlanDistribution {
     pub mean: Vec<f64>,
     pub std: Vec<f64>,
+    #[serde(default)]
+    pub layout: PlanLayout,
 }
 
 impl PlanDistribution {
-    /// Keyframes start a little above their anchors with the gripper undecided; yaw 0.
+    /// Where a search of plans of `layout` starts.
+    pub fn initial_for(layout: PlanLayout, cfg: &CemConfig) -> PlanDistribution {
+        match layout {
+            PlanLayout::Gripper => PlanDistribution::initial(cfg),
+            PlanLayout::Tool => initial_tool_plan(cfg),
+        }
+    }
+
+    /// Gripper keyframes start a little above their anchors with the gripper undecided; yaw 0.
     pub fn initial(cfg: &CemConfig) -> PlanDistribution {
         let mut mean = Vec::new();
         let mut std = Vec::new();
@@ -104,7 +164,11 @@ impl PlanDistribution {
         }
         mean.push(0.0);
         std.push(0.3);
-        PlanDistribution { mean, std }
+        PlanDistribution {
+            mean,
+            std,
+            layout: PlanLayout::Gripper,
+        }
     }
 
     /// Where a search of the goal half alone starts (plans that take over once the object is
@@ -112,8 +176,9 @@ impl PlanDistribution {
     /// (std 0, a handoff never follows them); the goal half's offsets and gripper events and
     /// the grasp yaw at least as spread as a fresh search's.
     pub fn goal_half_only(&self, cfg: &CemConfig) -> PlanDistribution {
-        let fresh = PlanDistribution::initial(cfg);
-        let first = (self.mean.len() / PER_KEYFRAME).div_ceil(2) * PER_KEYFRAME;
+        let fresh = PlanDistribution::initial_for(self.layout, cfg);
+        let per = self.layout.per_keyframe();
+        let first = (self.mean.len() / per).div_ceil(2) * per;
         let std = self
             .std
             .iter()
@@ -127,6 +192,7 @@ impl PlanDistribution {
         PlanDistribution {
             mean: self.mean.clone(),
             std,
+            layout: self.layout,
         }
     }
 
@@ -158,33 +224,8 @@ pub struct PlanController {
 
 impl PlanController {
     pub fn new(info: &EpisodeInfo<'_>, params: &[f64], segment_s: f64, scale: ActionScale) -> Self {
-        let task = info.task;
-        let object = task
-            .goal
-            .object
-            .as_deref()
-            .and_then(|n| task.object_index(n))
-            .and_then(|i| task.objects.get(i));
-        let zone = task
-            .goal
-            .zone
-            .as_deref()
-            .and_then(|n| task.zones.iter().find(|z| z.name == n));
-        let support = task
-            .goal
-            .support
-            .as_deref()
-            .and_then(|n| task.object_index(n))
-            .and_then(|i| task.objects.get(i));
-        let object_anchor = object.map(|o| Vector3::from(o.pose.xyz_m));
-        let target_anchor = zone
-            .map(|z| Vector3::from(z.center_m))
-            .or_else(|| support.map(|s| Vector3::from(s.pose.xyz_m) + Vector3::new(0.0, 0.0, 0.05)))
-            .or(object_anchor);
-        let first = object_anchor.or(target_anchor).unwrap_or_default();
-        let second = target_anchor.unwrap_or(first);
+        let (first, second, object_yaw) = plan_anchors(info.task);
         let k = params.len() / PER_KEYFRAME;
-        let object_yaw = object.map_or(0.0, |o| o.pose.rpy_rad[2]);
         let quarter = std::f64::consts::FRAC_PI_2;
         let base_yaw = object_yaw - (object_yaw / quarter).round() * quarter;
         let keyframes = (0..k)
@@ -205,6 +246,37 @@ impl PlanController {
             step: 0,
         }
     }
+}
+
+/// A plan's anchors in `task`: the goal object's start (the first half of the keyframes), the
+/// goal's target (zone centre, or 5 cm above the support object; the second half), and the
+/// object's yaw.
+pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
+    let object = task
+        .goal
+        .object
+        .as_deref()
+        .and_then(|n| task.object_index(n))
+        .and_then(|i| task.objects.get(i));
+    let zone = task
+        .goal
+        .zone
+        .as_deref()
+        .and_then(|n| task.zones.iter().find(|z| z.name == n));
+    let support = task
+        .goal
+        .support
+        .as_deref()
+        .and_then(|n| task.object_index(n))
+        .and_then(|i| task.objects.get(i));
+    let object_anchor = object.map(|o| Vector3::from(o.pose.xyz_m));
+    let target_anchor = zone
+        .map(|z| Vector3::from(z.center_m))
+        .or_else(|| support.map(|s| Vector3::from(s.pose.xyz_m) + Vector3::new(0.0, 0.0, 0.05)))
+        .or(object_anchor);
+    let first = object_anchor.or(target_anchor).unwrap_or_default();
+    let second = target_anchor.unwrap_or(first);
+    (first, second, object.map_or(0.0, |o| o.pose.rpy_rad[2]))
 }
 
 impl PlanController {
@@ -241,6 +313,9 @@ pub struct CemIteration {
     pub iteration: usize,
     pub candidates: usize,
     pub successes: usize,
+    /// Candidates that ended in an integrity failure (a fragile object broken).
+    #[serde(default)]
+    pub broken: usize,
     pub mean_score: f64,
     pub elite_score: f64,
 }
@@ -255,6 +330,11 @@ pub struct SearchResult {
     pub episodes_run: usize,
 }
 
+/// Episodes that ended in an integrity failure (a fragile object broken).
+pub fn broken_count<'a>(episodes: impl Iterator<Item = &'a Episode>) -> usize {
+    episodes.filter(|e| e.outcome.failure.is_some()).count()
+}
+
 /// A keyframe's gripper opens when its parameter is above this.
 const GRIPPER_THRESHOLD: f64 = 0.5;
 /// Least spread of the last keyframe's gripper parameter after widening.
@@ -266,22 +346,29 @@ const GRIPPER_REOPEN_STD: f64 = 0.5;
 /// search continued from a prerequisite's converged distribution keeps the approach it learned
 /// but can find where the new skill goes (lift: up) and how it ends (place: a release),
 /// instead of sampling within the prerequisite's few millimetres and its always-closed
-/// gripper; a search that succeeds is left alone. Only the last event is reopened: a carry
+/// gripper; a search that succeeds is left alone. In a tool plan the blade's pitch widens
+/// too, up to 1 rad: a flip's turn is found from a scoop's level blade. Only the last event is reopened: a carry
 /// (the keyframes before it) must keep holding, and a lift found before its last keyframe
 /// does not care what the gripper does there.
 fn widen_goal_half(dist: &mut PlanDistribution, cfg: &CemConfig) {
-    let k = dist.mean.len() / PER_KEYFRAME;
+    let per = dist.layout.per_keyframe();
+    let k = dist.mean.len() / per;
     for i in k.div_ceil(2)..k {
         for d in 0..3 {
-            if let Some(s) = dist.std.get_mut(i * PER_KEYFRAME + d) {
+            if let Some(s) = dist.std.get_mut(i * per + d) {
                 *s = (2.0 * *s).min(cfg.init_offset_std_m.max(*s));
             }
         }
+        if dist.layout == PlanLayout::Tool {
+            if let Some(s) = dist.std.get_mut(i * per + PITCH_PARAM) {
+                *s = (2.0 * *s).min(PITCH_WIDEN_STD_RAD.max(*s));
+            }
+        }
     }
-    if !cfg.reopen_last_gripper {
+    let Some(gripper) = dist.layout.gripper().filter(|_| cfg.reopen_last_gripper) else {
         return;
-    }
-    if let Some(g) = k.checked_sub(1).map(|last| last * PER_KEYFRAME + 3) {
+    };
+    if let Some(g) = k.checked_sub(1).map(|last| last * per + gripper) {
         if let (Some(mean), Some(std)) = (dist.mean.get(g), dist.std.get_mut(g)) {
             // Keeps the learned mean; wide enough that the other command is drawn at least
             // one time in six (the gripper opens above 0.5).
@@ -293,16 +380,17 @@ fn widen_goal_half(dist: &mut PlanDistribution, cfg: &CemConfig) {
 }
 
 /// The plan from keyframe `first` on: the earlier keyframes are dropped and the last one is
-/// repeated to keep the parameter count (the grasp yaw is kept).
-pub fn plan_suffix(plan: &[f64], first: usize) -> Vec<f64> {
-    let k = plan.len() / PER_KEYFRAME;
+/// repeated to keep the parameter count (the yaw is kept).
+pub fn plan_suffix(layout: PlanLayout, plan: &[f64], first: usize) -> Vec<f64> {
+    let per = layout.per_keyframe();
+    let k = plan.len() / per;
     let first = first.min(k.saturating_sub(1));
     let mut out = Vec::with_capacity(plan.len());
     for i in 0..k {
         let j = (first + i).min(k - 1);
-        out.extend_from_slice(&plan[j * PER_KEYFRAME..][..PER_KEYFRAME]);
+        out.extend_from_slice(&plan[j * per..][..per]);
     }
-    out.extend_from_slice(&plan[k * PER_KEYFRAME..]);
+    out.extend_from_slice(&plan[k * per..]);
     out
 }
 
@@ -322,7 +410,8 @@ pub fn plan_score(e: &Episode, success_bonus: f64) -> f64 {
     }
 }
 
-/// CEM over keyframe plans for `skill`, from the initial distribution, on fresh variants.
+/// CEM over keyframe plans for `skill` (tool plans where its tasks mount the spatula), from
+/// the initial distribution, on fresh variants.
 pub fn cem_search(
     skill: &Skill,
     robot: &Arc<Manipulator>,
@@ -331,7 +420,7 @@ pub fn cem_search(
     progress: &mut dyn FnMut(&CemIteration),
 ) -> sim::Result<SearchResult> {
     cem_search_from(
-        PlanDistribution::initial(cfg),
+        PlanDistribution::initial_for(PlanLayout::for_skill(skill.kind), cfg),
         &|_, rng| skill.sample_task(rng),
         robot,
         sim,
@@ -352,12 +441,13 @@ pub fn run_plans(
 ) -> sim::Result<Vec<Episode>> {
     let scale = sim.action_scale.clone();
     let factory = |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
-        Box::new(PlanController::new(
-            info,
-            &plans[info.index],
-            segment_s,
-            scale.clone(),
-        ))
+        let plan = &plans[info.index];
+        match info.task.tool {
+            ToolKind::Spatula => Box::new(ToolPlanController::new(info, plan, scale.clone())),
+            ToolKind::Gripper => {
+                Box::new(PlanController::new(info, plan, segment_s, scale.clone()))
+            }
+        }
     };
     let batch = EpisodeBatch::run(
         robot.clone(),
@@ -453,6 +543,7 @@ pub fn cem_with<E>(
             iteration,
             candidates: scores.len(),
             successes: iteration_successes,
+            broken: broken_count(episodes.iter()),
             mean_score: scores.iter().sum::<f64>() / scores.len().max(1) as f64,
             elite_score: top.iter().map(|&i| scores[i]).sum::<f64>() / top.len().max(1) as f64,
         };

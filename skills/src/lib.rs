@@ -11,6 +11,7 @@ pub mod explorer;
 pub mod report;
 pub mod signals;
 pub mod synth;
+pub mod tool_plan;
 pub mod tree;
 
 pub use error::{Result, SkillsError};

@@ -220,7 +220,7 @@ pub fn markdown(r: &Report) -> String {
         );
     }
     early_stop_md(&mut md, &r.early_stop);
-    md.push_str("\n## Generations\n\n| gen | frontier | held-out | pool | synthesised | outcome | sim steps/s | train samples/s | s (explore / train / evaluate / synthesise) |\n|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("\n## Generations\n\n| gen | frontier | held-out | pool | synthesised | broken in exploration | outcome | sim steps/s | train samples/s | s (explore / train / evaluate / synthesise) |\n|---|---|---|---|---|---|---|---|---|---|\n");
     let pools = pool_and_synthesis(r);
     for (g, (_, pool, synth)) in r.history.iter().zip(pools) {
         let heldout: Vec<String> = g
@@ -238,14 +238,21 @@ pub fn markdown(r: &Report) -> String {
             })
             .collect();
         let synth: Vec<String> = synth.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let broken: Vec<String> = g
+            .skills
+            .iter()
+            .filter(|(_, s)| s.broken > 0)
+            .map(|(n, s)| format!("{n} {} of {}", s.broken, s.episodes))
+            .collect();
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.0} ({:.0} / {:.0} / {:.0} / {:.0}) |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.0} ({:.0} / {:.0} / {:.0} / {:.0}) |",
             g.generation,
             g.frontier.join(", "),
             heldout.join(", "),
             pool,
             synth.join(", "),
+            broken.join(", "),
             g.outcome(),
             g.sim_steps_per_sec,
             g.train.as_ref().map_or(0.0, |t| t.samples_per_sec),

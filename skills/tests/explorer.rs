@@ -46,6 +46,32 @@ fn cem_finds_lift_successes() {
     );
 }
 
+/// Tool use found by search: CEM over tool plans (the blade's tip and pitch per keyframe)
+/// scoops the pancake from scratch, and every scoop it finds keeps the pancake whole.
+#[test]
+fn cem_finds_scoop_successes_with_tool_plans() {
+    let tree = SkillTree::default_tree().unwrap();
+    let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
+    let sim = Arc::new(sim::SimConfig::default());
+    let cfg = CemConfig {
+        iterations: 6,
+        threads: Some(2),
+        ..CemConfig::default()
+    };
+    let result = cem_search(tree.get("scoop").unwrap(), &robot, &sim, &cfg, &mut |it| {
+        eprintln!("scoop: {it:?}");
+    })
+    .unwrap();
+    assert_eq!(
+        result.distribution.layout,
+        skills::explorer::PlanLayout::Tool
+    );
+    assert!(!result.successes.is_empty(), "no scoop in 6 × 64 plans");
+    for e in &result.successes {
+        assert_eq!(e.outcome.failure, None, "a success broke the pancake");
+    }
+}
+
 /// A search continued from a converged, failing distribution (a prerequisite's, millimetres
 /// wide) widens where the plan takes the object — the second half's keyframe positions and the
 /// last gripper event — after each iteration without a success, and keeps the approach (the

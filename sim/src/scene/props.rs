@@ -210,6 +210,14 @@ pub const SPATULA_PARTS: [ToolPart; 2] = [
     },
 ];
 
+/// The spatula's tool tip in the TCP frame: the middle of the blade's leading (+x) edge, on
+/// the face toward the work (+z).
+pub fn spatula_tip_in_ee() -> Vector3<f64> {
+    let blade = &SPATULA_PARTS[1];
+    let [half_x, _, half_z] = blade.half_extents_m;
+    Vector3::new(half_x, 0.0, blade.z_in_ee_m + half_z)
+}
+
 /// Spatula colour.
 pub const TOOL_RGB: [u8; 3] = [180, 180, 190];
 

@@ -16,7 +16,9 @@ use super::relabel::relabel;
 use super::state::{Origin, SkillGeneration, SkillState, TrackedVariant};
 use super::Context;
 use crate::error::Result;
-use crate::explorer::{cem_search_from, plan_suffix, run_plans, CemConfig, PlanDistribution};
+use crate::explorer::{
+    broken_count, cem_search_from, plan_suffix, run_plans, CemConfig, PlanDistribution, PlanLayout,
+};
 use crate::tree::Skill;
 
 /// Attempts per variant in the policy's exploration rollouts.
@@ -108,7 +110,8 @@ pub fn explore_skill(
         Vec::new()
     };
     if let Some(dist) = st.search.clone() {
-        let handoffs = search && searched_before;
+        // Handoffs take over from the policy with a gripper plan's goal half.
+        let handoffs = search && searched_before && dist.layout == PlanLayout::Gripper;
         demonstrate(&step, st, &dist, handoffs, raw_search, &mut found)?;
     }
     if cfg.hindsight_per_generation > 0 {
@@ -173,6 +176,7 @@ fn policy_rollouts(step: &Step<'_>, st: &mut SkillState, found: &mut Found) -> R
         cfg.synth.max_tracked,
     );
     let successes = runs.iter().filter(|r| r.episode.outcome.success).count();
+    figures.broken += broken_count(runs.iter().map(|r| &r.episode));
     figures.policy_sampled_success = Some(successes as f64 / runs.len().max(1) as f64);
     figures.episodes += runs.len();
     figures.control_steps += runs
@@ -200,12 +204,13 @@ fn run_search(
     found: &mut Found,
 ) -> Result<Vec<Episode>> {
     let (ctx, cfg) = (step.ctx, &step.ctx.cfg);
+    let initial = PlanDistribution::initial_for(PlanLayout::for_skill(step.skill.kind), &cfg.cem);
     let start = st
         .search
         .clone()
         .or(prerequisite_search)
-        .filter(|d| d.mean.len() == PlanDistribution::initial(&cfg.cem).mean.len())
-        .unwrap_or_else(|| PlanDistribution::initial(&cfg.cem));
+        .filter(|d| d.layout == initial.layout && d.mean.len() == initial.mean.len())
+        .unwrap_or(initial);
     // A skill's first search (from scratch or from a prerequisite's plan) gets twice the
     // iterations: its first demonstrations come from this distribution, and a less converged
     // one gives slower, less consistent plans that BC learns badly from. Any search short of
@@ -227,7 +232,8 @@ fn run_search(
     let mut result = cem_search_from(start, tasks, &ctx.robot, &ctx.sim, &cem, &mut |_| {})?;
     // Demonstrations should be direct: the mean plan cut to its shortest suffix that still
     // succeeds as often.
-    let (shortest, tried) = shortest_suffix(ctx, &result.distribution.mean, variants, cem.seed)?;
+    let dist = &result.distribution;
+    let (shortest, tried) = shortest_suffix(ctx, dist.layout, &dist.mean, variants, cem.seed)?;
     result.distribution.mean = shortest;
     let figures = &mut found.figures;
     figures.episodes += result.episodes_run + tried;
@@ -237,6 +243,7 @@ fn run_search(
         .map(|e| e.outcome.control_steps)
         .sum::<usize>();
     figures.search_successes += result.successes.len();
+    figures.broken += result.history.iter().map(|i| i.broken).sum::<usize>();
     st.search = Some(result.distribution);
     Ok(result.successes)
 }
@@ -297,6 +304,7 @@ fn demonstrate(
     )?;
     found.figures.episodes += runs.len();
     found.figures.control_steps += runs.iter().map(|e| e.outcome.control_steps).sum::<usize>();
+    found.figures.broken += broken_count(runs.iter());
     let (wins, misses): (Vec<Episode>, Vec<Episode>) =
         runs.into_iter().partition(|e| e.outcome.success);
     found.figures.search_successes += wins.len();
@@ -330,15 +338,19 @@ const SUFFIX_PROBE: usize = 8;
 /// variants at least as often as the whole plan; returns it and the episodes spent.
 fn shortest_suffix(
     ctx: &Context,
+    layout: PlanLayout,
     plan: &[f64],
     variants: &[TrackedVariant],
     seed: u64,
 ) -> Result<(Vec<f64>, usize)> {
-    let keyframes = ctx.cfg.cem.keyframes;
+    let keyframes = layout.keyframes(plan);
     let probe: Vec<&TrackedVariant> = variants.iter().take(SUFFIX_PROBE).collect();
     let mut plans = Vec::new();
     for first in 0..keyframes {
-        plans.extend(std::iter::repeat_n(plan_suffix(plan, first), probe.len()));
+        plans.extend(std::iter::repeat_n(
+            plan_suffix(layout, plan, first),
+            probe.len(),
+        ));
     }
     let n = probe.len();
     let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| probe[i % n].task.clone();
@@ -360,5 +372,5 @@ fn shortest_suffix(
         .rev()
         .find(|&f| wins.get(f).copied().unwrap_or(0) >= whole.max(1))
         .unwrap_or(0);
-    Ok((plan_suffix(plan, first), runs.len()))
+    Ok((plan_suffix(layout, plan, first), runs.len()))
 }

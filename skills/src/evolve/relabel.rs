@@ -16,7 +16,7 @@ use super::handoff::{run_handoffs, HandoffRun, Takeover};
 use super::state::{SkillState, TrackedVariant};
 use super::Context;
 use crate::error::Result;
-use crate::explorer::plan_keyframes;
+use crate::explorer::{plan_keyframes, PlanLayout};
 
 /// Takeover steps per variant.
 const TAKEOVERS: usize = 2;
@@ -48,7 +48,13 @@ pub fn relabel(
     variants: &[TrackedVariant],
 ) -> Result<Option<Relabelled>> {
     let n = ctx.cfg.relabel_runs;
-    let (Some(policy), Some(search)) = (policy.filter(|_| n > 0 && st.trained), &st.search) else {
+    // The expert takes over with a gripper plan (`evolve::handoff`); tool plans are not relabelled.
+    let gripper_plan = st
+        .search
+        .as_ref()
+        .filter(|d| d.layout == PlanLayout::Gripper);
+    let (Some(policy), Some(search)) = (policy.filter(|_| n > 0 && st.trained), gripper_plan)
+    else {
         return Ok(None);
     };
     if variants.is_empty() {

@@ -190,6 +190,10 @@ pub struct SkillGeneration {
     #[serde(default)]
     pub failures_added: usize,
     pub search_successes: usize,
+    /// Exploration episodes (policy rollouts, search, demonstrations) that ended in an
+    /// integrity failure: a fragile object (the pancake) broken.
+    #[serde(default)]
+    pub broken: usize,
     /// Failed rollouts relabelled in hindsight (the goal zone moved under where the object came
     /// to rest) and passed on to refinement as successes.
     #[serde(default)]
