@@ -363,6 +363,18 @@ pub fn evaluate(
     seed: u64,
     threads: usize,
 ) -> Result<EvalReport> {
+    evaluate_episodes(policy, robot, skill, episodes, seed, threads).map(|(report, _)| report)
+}
+
+/// `evaluate`, with the evaluation's episodes (to store and replay them).
+pub fn evaluate_episodes(
+    policy: &Policy,
+    robot: &Arc<Manipulator>,
+    skill: sim::SkillKind,
+    episodes: usize,
+    seed: u64,
+    threads: usize,
+) -> Result<(EvalReport, Vec<Episode>)> {
     let start = std::time::Instant::now();
     let (tasks, seeds) = task_variants(skill, episodes, seed);
     let cfg = RolloutConfig {
@@ -374,7 +386,7 @@ pub fn evaluate(
     let runs = rollout(policy, robot, &tasks, &seeds, &cfg)?;
     let successes = runs.iter().filter(|r| r.episode.outcome.success).count();
     let n = runs.len().max(1) as f64;
-    Ok(EvalReport {
+    let report = EvalReport {
         skill: skill.name().to_owned(),
         episodes: runs.len(),
         successes,
@@ -391,7 +403,8 @@ pub fn evaluate(
             / n,
         seed,
         wall_s: start.elapsed().as_secs_f64(),
-    })
+    };
+    Ok((report, runs.into_iter().map(|r| r.episode).collect()))
 }
 
 /// Task variant `i` of a batch seeded `seed`, exactly as `EpisodeBatch` draws them.

@@ -11,7 +11,7 @@ use policy::bc::{train_bc, BcConfig};
 use policy::checkpoint;
 use policy::device::{device_name, parse_device};
 use policy::grpo::{train_grpo, GrpoConfig};
-use policy::rollout::evaluate;
+use policy::rollout::evaluate_episodes;
 use policy::{ModelConfig, ObsMode, OptimConfig};
 use sim::store::read_dir;
 use sim::SkillKind;
@@ -207,6 +207,9 @@ pub struct EvalArgs {
     pub threads: Option<usize>,
     #[arg(long)]
     pub json: bool,
+    /// Also write the evaluation's episodes to this store directory (`coevolve replay` them).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 fn robot_for(
@@ -225,7 +228,16 @@ pub fn eval(args: &EvalArgs) -> anyhow::Result<()> {
     let skill = SkillKind::parse(&args.task)?;
     let policy = checkpoint::load(&args.policy, device)?;
     let robot = robot_for(&policy, args.robot.as_deref())?;
-    let report = evaluate(&policy, &robot, skill, args.episodes, args.seed, threads)?;
+    let (report, episodes) =
+        evaluate_episodes(&policy, &robot, skill, args.episodes, args.seed, threads)?;
+    if let Some(dir) = &args.out {
+        let config = policy::rollout::sim_config_for(&policy);
+        let mut writer = sim::store::EpisodeWriter::new(dir, "policy".to_owned(), &config)?
+            .with_robot_name(robot.model.name.clone());
+        for chunk in episodes.chunks(64) {
+            writer.write_batch(chunk)?;
+        }
+    }
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
