@@ -4,6 +4,7 @@
 //! `cargo run --release -p coevolve-skills --example tool_search -- SKILL SEED [ITERATIONS]
 //! [POPULATION]` (defaults: 20 iterations of 64). `SKILL` is `scoop` or `flip` (a scoop
 //! search, then twice as many iterations, or `FLIP_ITERATIONS`, of flip from its distribution);
+//! `run DIR` instead of a seed runs a loop run's saved mean plan on 64 variants;
 //! `hand` instead of a seed runs one hand-written tool plan (a scoop) on 64 variants, a check
 //! that tool plans can express what the scripted reference does. `TRACE=i` prints the i-th
 //! success found, every 10th step: TCP, approach axis, pancake position, up axis, contacts.
@@ -36,6 +37,17 @@ fn main() {
         let tasks = |_: usize, rng: &mut rand_chacha::ChaCha8Rng| skill.sample_task(rng);
         let runs = run_plans(&plans, &tasks, &robot, &sim, 1.6, 7, Some(2)).unwrap();
         summarise("hand plan", &runs);
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("run") {
+        // A run's saved search distribution: its mean plan on 64 variants of the family.
+        let dir = skills::evolve::run_dir::RunDir::new(&args[2]);
+        let state = dir.read_state().unwrap();
+        let dist = state.skills[skill_name].search.clone().expect("a search");
+        let plans = vec![dist.mean.clone(); 64];
+        let tasks = |_: usize, rng: &mut rand_chacha::ChaCha8Rng| skill.sample_task(rng);
+        let runs = run_plans(&plans, &tasks, &robot, &sim, 1.6, 7, Some(2)).unwrap();
+        summarise(&format!("{} mean plan", args[2]), &runs);
         return;
     }
     let seed: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0);

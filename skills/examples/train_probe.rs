@@ -48,6 +48,14 @@ fn main() {
                     .any(|s| matches!(s.action, sim::Action::JointPosition { .. }))
             });
         }
+        // GOLDEN_FROM=g: only the golden episodes banked in generation g or later.
+        if let Ok(g) = std::env::var("GOLDEN_FROM") {
+            let older = ctx
+                .dir
+                .read_golden(skill.name(), g.parse().unwrap())
+                .unwrap();
+            episodes.drain(..older.len().min(episodes.len()));
+        }
         let keep = ctx.cfg.max_golden_per_skill;
         episodes.drain(..episodes.len().saturating_sub(keep));
         let mut failures = ctx.dir.read_failures(skill.name(), generation + 1).unwrap();

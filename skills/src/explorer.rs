@@ -325,6 +325,8 @@ pub struct CemIteration {
 pub struct SearchResult {
     /// Every successful episode found (raw data for the refiner).
     pub successes: Vec<Episode>,
+    /// The plan of each success, in the same order.
+    pub success_plans: Vec<Vec<f64>>,
     pub distribution: PlanDistribution,
     pub history: Vec<CemIteration>,
     pub episodes_run: usize,
@@ -506,6 +508,7 @@ pub fn cem_with<E>(
 ) -> Result<SearchResult, E> {
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut successes = Vec::new();
+    let mut success_plans = Vec::new();
     let mut history = Vec::new();
     let mut episodes_run = 0;
     let elites = cfg.elites.clamp(1, cfg.population.max(1));
@@ -549,11 +552,17 @@ pub fn cem_with<E>(
         };
         progress(&record);
         history.push(record);
-        successes.extend(episodes.into_iter().filter(|e| e.outcome.success));
+        for (e, plan) in episodes.into_iter().zip(plans) {
+            if e.outcome.success {
+                successes.push(e);
+                success_plans.push(plan);
+            }
+        }
         iteration += 1;
     }
     Ok(SearchResult {
         successes,
+        success_plans,
         distribution: dist,
         history,
         episodes_run,

@@ -33,7 +33,7 @@ pub const PITCH_PARAM: usize = 3;
 pub const PITCH_WIDEN_STD_RAD: f64 = 1.0;
 
 /// Segment times are kept in this range (s).
-const SEGMENT_S: (f64, f64) = (0.2, 4.0);
+pub const SEGMENT_S: (f64, f64) = (0.2, 4.0);
 /// Pitch is kept in this range (rad): a little past level the other way, up to upside down.
 const PITCH_RAD: (f64, f64) = (-0.5, 3.2);
 

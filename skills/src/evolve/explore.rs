@@ -13,7 +13,7 @@ use super::handoff::explore_handoffs;
 use super::hindsight::relabel_failures;
 use super::learner::{sample_variants, SampledRuns};
 use super::relabel::relabel;
-use super::state::{Origin, SkillGeneration, SkillState, TrackedVariant};
+use super::state::{DemoPlanFigures, Origin, SkillGeneration, SkillState, TrackedVariant};
 use super::Context;
 use crate::error::Result;
 use crate::explorer::{
@@ -231,10 +231,18 @@ fn run_search(
         &|i: usize, _: &mut rand_chacha::ChaCha8Rng| variants[i % variants.len()].task.clone();
     let mut result = cem_search_from(start, tasks, &ctx.robot, &ctx.sim, &cem, &mut |_| {})?;
     // Demonstrations should be direct: the mean plan cut to its shortest suffix that still
-    // succeeds as often.
+    // succeeds as often (a tool plan: the best of the mean and the latest successes' plans,
+    // simplified).
     let dist = &result.distribution;
-    let (shortest, tried) = shortest_suffix(ctx, dist.layout, &dist.mean, variants, cem.seed)?;
-    result.distribution.mean = shortest;
+    let (plan, tried) = match dist.layout {
+        PlanLayout::Gripper => shortest_suffix(ctx, dist.layout, &dist.mean, variants, cem.seed)?,
+        PlanLayout::Tool => {
+            let (plan, tried, figures) = demonstrating_tool_plan(ctx, &result, variants, cem.seed)?;
+            found.figures.demo_plan = Some(figures);
+            (plan, tried)
+        }
+    };
+    result.distribution.mean = plan;
     let figures = &mut found.figures;
     figures.episodes += result.episodes_run + tried;
     figures.control_steps += result
@@ -373,4 +381,65 @@ fn shortest_suffix(
         .find(|&f| wins.get(f).copied().unwrap_or(0) >= whole.max(1))
         .unwrap_or(0);
     Ok((plan_suffix(layout, plan, first), runs.len()))
+}
+
+/// Variants a tool plan's choice and simplification are measured on, and the latest search
+/// successes whose plans compete with the mean.
+const TOOL_PROBE: usize = 16;
+const CHAMPION_CANDIDATES: usize = 8;
+
+/// The tool plan that demonstrates: of the search's mean and its latest successes' plans, the
+/// one that succeeds most often on the probe variants (the mean on a tie; a lucky plan that
+/// works across variants beats a mean between modes), then simplified (`evolve::simplify`).
+/// Returns it, the episodes spent and what simplifying did.
+fn demonstrating_tool_plan(
+    ctx: &Context,
+    search: &crate::explorer::SearchResult,
+    variants: &[TrackedVariant],
+    seed: u64,
+) -> Result<(Vec<f64>, usize, DemoPlanFigures)> {
+    let n = TOOL_PROBE.min(variants.len()).max(1);
+    let probe: Vec<&TrackedVariant> = variants.iter().cycle().take(n).collect();
+    let mut episodes = 0;
+    let mut wins = |plans: &[Vec<f64>]| -> Result<Vec<usize>> {
+        let all: Vec<Vec<f64>> = plans
+            .iter()
+            .flat_map(|p| std::iter::repeat_n(p.clone(), n))
+            .collect();
+        let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| probe[i % n].task.clone();
+        let runs = run_plans(
+            &all,
+            tasks,
+            &ctx.robot,
+            &ctx.sim,
+            ctx.cfg.cem.segment_s,
+            seed ^ 0x7u64,
+            Some(ctx.cfg.threads),
+        )?;
+        episodes += runs.len();
+        Ok(runs
+            .chunks(n)
+            .map(|c| c.iter().filter(|e| e.outcome.success).count())
+            .collect())
+    };
+    let latest = search.success_plans.iter().rev().take(CHAMPION_CANDIDATES);
+    let candidates: Vec<Vec<f64>> = std::iter::once(search.distribution.mean.clone())
+        .chain(latest.cloned())
+        .collect();
+    let scores = wins(&candidates)?;
+    let champion = (0..candidates.len())
+        .max_by_key(|&i| (scores[i], usize::MAX - i))
+        .unwrap_or(0);
+    let s = super::simplify::simplify_tool_plan(&candidates[champion], &mut wins)?;
+    let figures = DemoPlanFigures {
+        champion,
+        probe: n,
+        wins_mean: scores[0],
+        wins_before: s.wins_before,
+        wins_after: s.wins_after,
+        dropped: s.dropped,
+        duration_before_s: s.duration_before_s,
+        duration_after_s: s.duration_after_s,
+    };
+    Ok((s.plan, episodes, figures))
 }

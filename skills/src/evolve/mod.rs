@@ -18,6 +18,7 @@ pub mod pool;
 pub mod relabel;
 pub mod rl;
 pub mod run_dir;
+pub mod simplify;
 pub mod state;
 pub mod synthesis;
 

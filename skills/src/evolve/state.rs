@@ -205,6 +205,9 @@ pub struct SkillGeneration {
     /// Expert relabelling of the policy's states (`evolve::relabel`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relabel: Option<RelabelFigures>,
+    /// How the search's tool plan that demonstrates was chosen and simplified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demo_plan: Option<DemoPlanFigures>,
     pub episodes: usize,
     /// Simulated control steps of the exploration (throughput).
     pub control_steps: usize,
@@ -225,6 +228,21 @@ pub struct HandoffFigures {
     /// The prerequisite's predicate held and the plan took over.
     pub handed_over: usize,
     pub successes: usize,
+}
+
+/// The tool plan that demonstrates (`evolve::explore`): which candidate won on the probe
+/// variants (0: the search's mean, i: the i-th latest success's plan) and what simplifying it
+/// did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DemoPlanFigures {
+    pub champion: usize,
+    pub probe: usize,
+    pub wins_mean: usize,
+    pub wins_before: usize,
+    pub wins_after: usize,
+    pub dropped: usize,
+    pub duration_before_s: f64,
+    pub duration_after_s: f64,
 }
 
 /// Training in one generation.
