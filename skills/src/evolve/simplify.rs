@@ -2,14 +2,17 @@
 //! tool plan keeps every keyframe CEM gave it, and the ones that do nothing for the outcome
 //! (loops around the pancake, wrist flaps, slow creeps) make demonstrations that behaviour
 //! cloning learns badly from. Greedily, while the probe variants succeed at least as often as
-//! with the whole plan: drop the keyframe whose removal keeps the most successes, then shorten
-//! every segment time. Each candidate runs on the same probe variants with the same seeds, so
-//! the comparisons are paired.
+//! with the whole plan: drop the keyframe whose removal keeps the most successes; then shorten
+//! one segment's time at a time, the quickest candidate that keeps the most successes first;
+//! then every segment's time. Each candidate runs on the same probe variants.
 
 use crate::explorer::PlanLayout;
 use crate::tool_plan::{PER_TOOL_KEYFRAME, SEGMENT_S};
 
-/// Segment-time scale tried per shortening round, and the rounds.
+/// One segment's time scale tried per round, and the rounds.
+const SEGMENT_SCALE: f64 = 0.6;
+const SEGMENT_ROUNDS: usize = 6;
+/// Every segment's time scale tried per round after that, and the rounds.
 const TIME_SCALE: f64 = 0.75;
 const TIME_ROUNDS: usize = 3;
 
@@ -63,6 +66,27 @@ pub fn simplify_tool_plan<E>(plan: &[f64], run: &mut ProbeRunner<'_, E>) -> Resu
         }
         best = (candidates[i].clone(), w);
         dropped += 1;
+    }
+    // Then each segment on its own (a slide may need its time while the approach does not),
+    // the quickest candidate that keeps the most successes first.
+    for _ in 0..SEGMENT_ROUNDS {
+        let candidates: Vec<Vec<f64>> = (0..PlanLayout::Tool.keyframes(&best.0))
+            .filter(|&i| !is_repeat(&best.0, i) && keyframe(&best.0, i)[4] > SEGMENT_S.0)
+            .map(|i| scale_segment(&best.0, i, SEGMENT_SCALE))
+            .collect();
+        if candidates.is_empty() {
+            break;
+        }
+        let wins = wins_of(&candidates)?;
+        let pick = (0..candidates.len()).max_by(|&a, &b| {
+            (wins[a], -plan_duration_s(&candidates[a]))
+                .partial_cmp(&(wins[b], -plan_duration_s(&candidates[b])))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        match pick {
+            Some(i) if wins[i] >= wins_before.max(1) => best = (candidates[i].clone(), wins[i]),
+            _ => break,
+        }
     }
     for _ in 0..TIME_ROUNDS {
         let quicker = scale_times(&best.0, TIME_SCALE);
@@ -147,6 +171,14 @@ pub fn drop_keyframe(plan: &[f64], j: usize) -> Vec<f64> {
         out.extend_from_slice(keyframe(plan, i));
     }
     out.extend_from_slice(&plan[k * PER_TOOL_KEYFRAME..]);
+    out
+}
+
+/// Segment `i`'s time scaled by `scale`, kept within the allowed range.
+fn scale_segment(plan: &[f64], i: usize, scale: f64) -> Vec<f64> {
+    let mut out = plan.to_vec();
+    let t = &mut out[i * PER_TOOL_KEYFRAME + 4];
+    *t = (*t * scale).clamp(SEGMENT_S.0, SEGMENT_S.1);
     out
 }
 
