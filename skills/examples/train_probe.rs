@@ -120,6 +120,10 @@ fn main() {
         let scratch = std::env::var("SCRATCH").is_ok() || std::env::var("SIZE").is_ok();
         let warm = (!scratch).then_some(&start);
         let (trained, figures) = train_generation(warm, &pool, &spec).unwrap();
+        // SAVE=DIR: the trained candidate's checkpoint (for `coevolve eval --out`, replay).
+        if let Ok(dir) = std::env::var("SAVE") {
+            policy::checkpoint::save(&trained, std::path::Path::new(&dir)).unwrap();
+        }
         // WISE="0.5 0.7": also evaluate blends alpha * trained + (1 - alpha) * start.
         let alphas: Vec<f64> = std::env::var("WISE").map_or(vec![1.0], |list| {
             list.split_whitespace()
