@@ -398,7 +398,14 @@ fn demonstrating_tool_plan(
     variants: &[TrackedVariant],
     seed: u64,
 ) -> Result<(Vec<f64>, usize, DemoPlanFigures)> {
-    let n = TOOL_PROBE.min(variants.len()).max(1);
+    if variants.is_empty() {
+        return Ok((
+            search.distribution.mean.clone(),
+            0,
+            DemoPlanFigures::default(),
+        ));
+    }
+    let n = TOOL_PROBE.min(variants.len());
     let probe: Vec<&TrackedVariant> = variants.iter().cycle().take(n).collect();
     let mut episodes = 0;
     let mut wins = |plans: &[Vec<f64>]| -> Result<Vec<usize>> {
