@@ -353,34 +353,46 @@ fn shortest_suffix(
 ) -> Result<(Vec<f64>, usize)> {
     let keyframes = layout.keyframes(plan);
     let probe: Vec<&TrackedVariant> = variants.iter().take(SUFFIX_PROBE).collect();
-    let mut plans = Vec::new();
-    for first in 0..keyframes {
-        plans.extend(std::iter::repeat_n(
-            plan_suffix(layout, plan, first),
-            probe.len(),
-        ));
-    }
-    let n = probe.len();
-    let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| probe[i % n].task.clone();
-    let runs = run_plans(
-        &plans,
-        tasks,
-        &ctx.robot,
-        &ctx.sim,
-        ctx.cfg.cem.segment_s,
-        seed ^ 0x5u64,
-        Some(ctx.cfg.threads),
-    )?;
-    let wins: Vec<usize> = runs
-        .chunks(n.max(1))
-        .map(|c| c.iter().filter(|e| e.outcome.success).count())
+    let plans: Vec<Vec<f64>> = (0..keyframes)
+        .map(|first| plan_suffix(layout, plan, first))
         .collect();
+    let (wins, episodes) = probe_wins(ctx, &plans, &probe, seed ^ 0x5u64)?;
     let whole = wins.first().copied().unwrap_or(0);
     let first = (0..keyframes)
         .rev()
         .find(|&f| wins.get(f).copied().unwrap_or(0) >= whole.max(1))
         .unwrap_or(0);
-    Ok((plan_suffix(layout, plan, first), runs.len()))
+    Ok((plan_suffix(layout, plan, first), episodes))
+}
+
+/// Runs each plan on every probe variant (plan-major order, one batch seed); returns each
+/// plan's successes and the episodes run.
+fn probe_wins(
+    ctx: &Context,
+    plans: &[Vec<f64>],
+    probe: &[&TrackedVariant],
+    seed: u64,
+) -> Result<(Vec<usize>, usize)> {
+    let n = probe.len();
+    let all: Vec<Vec<f64>> = plans
+        .iter()
+        .flat_map(|p| std::iter::repeat_n(p.clone(), n))
+        .collect();
+    let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| probe[i % n].task.clone();
+    let runs = run_plans(
+        &all,
+        tasks,
+        &ctx.robot,
+        &ctx.sim,
+        ctx.cfg.cem.segment_s,
+        seed,
+        Some(ctx.cfg.threads),
+    )?;
+    let wins = runs
+        .chunks(n.max(1))
+        .map(|c| c.iter().filter(|e| e.outcome.success).count())
+        .collect();
+    Ok((wins, runs.len()))
 }
 
 /// Variants a tool plan's choice and simplification are measured on, and the latest search
@@ -409,25 +421,9 @@ fn demonstrating_tool_plan(
     let probe: Vec<&TrackedVariant> = variants.iter().cycle().take(n).collect();
     let mut episodes = 0;
     let mut wins = |plans: &[Vec<f64>]| -> Result<Vec<usize>> {
-        let all: Vec<Vec<f64>> = plans
-            .iter()
-            .flat_map(|p| std::iter::repeat_n(p.clone(), n))
-            .collect();
-        let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| probe[i % n].task.clone();
-        let runs = run_plans(
-            &all,
-            tasks,
-            &ctx.robot,
-            &ctx.sim,
-            ctx.cfg.cem.segment_s,
-            seed ^ 0x7u64,
-            Some(ctx.cfg.threads),
-        )?;
-        episodes += runs.len();
-        Ok(runs
-            .chunks(n)
-            .map(|c| c.iter().filter(|e| e.outcome.success).count())
-            .collect())
+        let (wins, run) = probe_wins(ctx, plans, &probe, seed ^ 0x7u64)?;
+        episodes += run;
+        Ok(wins)
     };
     let latest = search.success_plans.iter().rev().take(CHAMPION_CANDIDATES);
     let candidates: Vec<Vec<f64>> = std::iter::once(search.distribution.mean.clone())
