@@ -55,6 +55,10 @@ pub struct EvolveArgs {
     /// searched plan answers the states the greedy policy led to (64 is a good start).
     #[arg(long)]
     pub relabel: Option<usize>,
+    /// A mastered skill is forgotten (a fault) when its held-out rate is below its mastery
+    /// threshold with this confidence, in standard deviations [1.28]; 0: the rate itself.
+    #[arg(long)]
+    pub forget_z: Option<f64>,
     /// Model size: tiny, small or base.
     #[arg(long, default_value = "small")]
     pub size: String,
@@ -114,6 +118,9 @@ fn config(args: &EvolveArgs) -> anyhow::Result<EvolveConfig> {
     }
     if args.grpo && cfg.grpo.is_none() {
         cfg.grpo = Some(skills::evolve::rl::LoopGrpo::default());
+    }
+    if let Some(z) = args.forget_z {
+        cfg.forget_z = z;
     }
     cfg.model_size.clone_from(&args.size);
     cfg.validate()?;

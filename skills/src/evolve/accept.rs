@@ -1,7 +1,8 @@
 //! Acting on a generation's decision (`evolve::decide`): roll back (the previous weights stay;
 //! the skills at fault are marked for fresh demonstrations) or accept (held-out figures, best
 //! rates, mastery, the checkpoint); then the plateau rule (no held-out gain for a while →
-//! synthesis doubles for that skill).
+//! synthesis doubles for that skill). A rolled-back generation's trained policy is kept under
+//! `rejected/gen-NNN/` for replay, never continued from.
 
 use policy::Policy;
 
@@ -43,6 +44,7 @@ pub fn apply(
                 st.regressed = true;
             }
         }
+        policy::checkpoint::save(&decision.policy, &ctx.dir.rejected(g))?;
         return Ok((previous, evaluations));
     }
     state

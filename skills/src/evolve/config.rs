@@ -167,6 +167,13 @@ pub struct EvolveConfig {
     /// before it existed): off, and mastered skills only roll back by the tolerance.
     #[serde(default)]
     pub retention_blends: Vec<f64>,
+    /// With retention on, a mastered skill is forgotten (a fault) only when the upper end of
+    /// the Wilson interval of its held-out success at this many standard deviations is below
+    /// its mastery threshold: 1.28, below with one-sided 90 % confidence (on 128 episodes a
+    /// skill that truly holds 0.8 is then called forgotten 10 % of the time, not 50 %). 0 (and
+    /// configs written before it existed): the rate itself below the threshold.
+    #[serde(default)]
+    pub forget_z: f64,
     /// Held-out evaluation in stages of this many variants (`evolve::evaluate`): after each
     /// stage, evaluation stops if no threshold a decision needs (mastery; best minus the
     /// rollback tolerance) lies inside the Wilson interval of the success rate; else it goes on
@@ -250,6 +257,7 @@ impl Default for EvolveConfig {
             replay_fraction: 0.3,
             rollback_tolerance: 0.2,
             retention_blends: vec![0.7, 0.4],
+            forget_z: 1.28,
             heldout_stage: 32,
             heldout_z: default_heldout_z(),
             fresh_episodes: 64,
@@ -294,6 +302,9 @@ impl EvolveConfig {
             .any(|a| !(a.is_finite() && *a > 0.0 && *a < 1.0))
         {
             return bad("retention_blends", "every blend weight must be in (0, 1)");
+        }
+        if !(self.forget_z.is_finite() && self.forget_z >= 0.0) {
+            return bad("forget_z", "must be 0 or a positive number of standard deviations");
         }
         if !(self.heldout_z.is_finite() && self.heldout_z > 0.0) {
             return bad(

@@ -1,6 +1,7 @@
 //! Deciding on a generation's trained policy: held-out evaluation of every learned skill, the
 //! faults that roll a generation back (a skill more than `rollback_tolerance` below its best;
-//! with retention on, also a mastered skill below its mastery threshold), and retention by
+//! with retention on, also a mastered skill below its mastery threshold with confidence), and
+//! retention by
 //! weight blending: before rolling back, blends of the trained weights with the previous ones
 //! (`Policy::blended_with`, WiSE-FT) are evaluated in turn, and the first without a fault is
 //! kept. Learning a new skill then moves the policy only as far as the skills it already
@@ -12,7 +13,7 @@ use policy::Policy;
 use serde::{Deserialize, Serialize};
 
 use super::config::EvolveConfig;
-use super::evaluate::heldout_sequential;
+use super::evaluate::{heldout_sequential, wilson_interval};
 use super::state::RunState;
 use super::Context;
 use crate::error::Result;
@@ -101,8 +102,24 @@ fn evaluate(
     Ok(rates)
 }
 
+/// `name`'s held-out success is below `threshold` with confidence: the upper end of its Wilson
+/// interval at `z` is under it (z 0: the rate itself is).
+fn surely_below(rates: &BTreeMap<String, (usize, usize)>, name: &str, z: f64, threshold: f64) -> bool {
+    let (ok, n) = rates.get(name).copied().unwrap_or((0, 0));
+    if n == 0 {
+        return threshold > 0.0;
+    }
+    let upper = if z > 0.0 {
+        wilson_interval(ok, n, z).1
+    } else {
+        ok as f64 / n as f64
+    };
+    upper < threshold
+}
+
 /// Skills at fault under the held-out `rates`: trained skills more than the rollback tolerance
-/// below their best and, with retention on, mastered skills below their mastery threshold.
+/// below their best and, with retention on, mastered skills below their mastery threshold with
+/// confidence (`EvolveConfig::forget_z`).
 pub fn faults(
     cfg: &EvolveConfig,
     tree: &SkillTree,
@@ -116,8 +133,11 @@ pub fn faults(
         .filter(|(name, st)| {
             let r = rate_of(rates, name);
             let regressed = st.trained && st.best_heldout - r > cfg.rollback_tolerance;
-            let forgotten =
-                retain && st.mastered() && tree.get(name).is_some_and(|s| r < s.def.mastery);
+            let forgotten = retain
+                && st.mastered()
+                && tree
+                    .get(name)
+                    .is_some_and(|s| surely_below(rates, name, cfg.forget_z, s.def.mastery));
             regressed || forgotten
         })
         .map(|(name, _)| name.clone())
@@ -212,7 +232,20 @@ mod tests {
         let mut cfg = EvolveConfig::default();
         assert!(!cfg.retention_blends.is_empty());
         let state = state();
-        // Lift 24/32 = 0.75: under its 0.8 threshold, but only 0.09 below its best.
+        // Lift 21/32 = 0.66: under its 0.8 threshold with confidence (the Wilson interval's
+        // upper end at 1.28 is 0.75), though only 0.18 below its best.
+        assert_eq!(faults(&cfg, &tree, &state, &rates(21, 8)), ["lift"]);
+        // 24/32 = 0.75 is under the threshold, but not surely (upper end 0.83): no fault.
+        assert!(faults(&cfg, &tree, &state, &rates(24, 8)).is_empty());
+        assert!(faults(&cfg, &tree, &state, &rates(26, 8)).is_empty());
+        // On 128 episodes, 97 (0.758) is not surely under 0.8, 96 (0.75) is.
+        let lift_of = |ok| -> BTreeMap<String, (usize, usize)> {
+            [("lift".to_owned(), (ok, 128)), ("place".to_owned(), (8, 32))].into()
+        };
+        assert!(faults(&cfg, &tree, &state, &lift_of(97)).is_empty());
+        assert_eq!(faults(&cfg, &tree, &state, &lift_of(96)), ["lift"]);
+        // forget_z 0: the rate itself under the threshold is a fault.
+        cfg.forget_z = 0.0;
         assert_eq!(faults(&cfg, &tree, &state, &rates(24, 8)), ["lift"]);
         assert!(faults(&cfg, &tree, &state, &rates(26, 8)).is_empty());
         // Place 2/32 after 0.3: more than the 0.2 tolerance below its best.

@@ -98,6 +98,11 @@ impl RunDir {
             .join("checkpoints")
             .join(generation_name(generation))
     }
+    /// The trained policy of a generation that rolled back, kept for inspection and replay
+    /// (`coevolve eval --policy … --out`); the run never continues from it.
+    pub fn rejected(&self, generation: usize) -> PathBuf {
+        self.root.join("rejected").join(generation_name(generation))
+    }
     pub fn golden(&self, generation: usize, skill: &str) -> PathBuf {
         self.root
             .join("golden")
@@ -250,6 +255,7 @@ impl RunDir {
         }
         for sub in [
             "checkpoints",
+            "rejected",
             "golden",
             "failures",
             "relabelled",
