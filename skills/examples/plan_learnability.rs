@@ -55,7 +55,7 @@ fn main() {
                 .map(|c| c.iter().filter(|e| e.outcome.success).count())
                 .collect())
         };
-        let s = simplify_tool_plan(&plan, &mut wins).unwrap();
+        let s = simplify_tool_plan(&plan, 0, &mut wins).unwrap();
         println!(
             "simplified: {} keyframes dropped, {:.1} s -> {:.1} s, probe wins {} -> {} ({} plans tried)",
             s.dropped, s.duration_before_s, s.duration_after_s, s.wins_before, s.wins_after, s.plans_tried

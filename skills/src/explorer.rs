@@ -138,6 +138,15 @@ pub struct PlanDistribution {
     pub std: Vec<f64>,
     #[serde(default)]
     pub layout: PlanLayout,
+    /// Keyframes at the start held where they are (std 0, never refitted), and with them the
+    /// plan-level parameters after the keyframes: a search over the rest of a plan whose
+    /// approach is given (`with_approach_fixed`). 0: every parameter is searched.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fixed_keyframes: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl PlanDistribution {
@@ -168,6 +177,7 @@ impl PlanDistribution {
             mean,
             std,
             layout: PlanLayout::Gripper,
+            fixed_keyframes: 0,
         }
     }
 
@@ -193,7 +203,47 @@ impl PlanDistribution {
             mean: self.mean.clone(),
             std,
             layout: self.layout,
+            fixed_keyframes: 0,
         }
+    }
+
+    /// This plan's approach kept, the rest searched: the first half's keyframes and the
+    /// plan-level parameters fixed at their means, the goal half at least as spread as a fresh
+    /// search's. A skill that goes on from a prerequisite's plan (flip from scoop) then starts
+    /// every demonstration the way the prerequisite's do, and behaviour cloning is not asked
+    /// to learn two approaches to the same scene.
+    pub fn with_approach_fixed(&self, cfg: &CemConfig) -> PlanDistribution {
+        let fresh = PlanDistribution::initial_for(self.layout, cfg);
+        let half = self.keyframes().div_ceil(2);
+        let mut out = PlanDistribution {
+            mean: self.mean.clone(),
+            std: self
+                .std
+                .iter()
+                .enumerate()
+                .map(|(d, s)| fresh.std.get(d).map_or(*s, |spread| s.max(*spread)))
+                .collect(),
+            layout: self.layout,
+            fixed_keyframes: half,
+        };
+        for d in 0..out.std.len() {
+            if out.is_fixed(d) {
+                out.std[d] = 0.0;
+            }
+        }
+        out
+    }
+
+    /// Keyframes in the plan.
+    pub fn keyframes(&self) -> usize {
+        self.mean.len() / self.layout.per_keyframe()
+    }
+
+    /// Parameter `d` is held (`fixed_keyframes`).
+    pub fn is_fixed(&self, d: usize) -> bool {
+        let per = self.layout.per_keyframe();
+        self.fixed_keyframes > 0
+            && (d < self.fixed_keyframes * per || d >= self.keyframes() * per)
     }
 
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
@@ -355,7 +405,7 @@ const GRIPPER_REOPEN_STD: f64 = 0.5;
 fn widen_goal_half(dist: &mut PlanDistribution, cfg: &CemConfig) {
     let per = dist.layout.per_keyframe();
     let k = dist.mean.len() / per;
-    for i in k.div_ceil(2)..k {
+    for i in k.div_ceil(2).max(dist.fixed_keyframes)..k {
         for d in 0..3 {
             if let Some(s) = dist.std.get_mut(i * per + d) {
                 *s = (2.0 * *s).min(cfg.init_offset_std_m.max(*s));
@@ -528,7 +578,11 @@ pub fn cem_with<E>(
         order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
         let top = &order[..elites.min(order.len())];
         let n = top.len() as f64;
+        let fixed: Vec<bool> = (0..dist.mean.len()).map(|d| dist.is_fixed(d)).collect();
         for (d, (mean_d, std_d)) in dist.mean.iter_mut().zip(&mut dist.std).enumerate() {
+            if fixed[d] {
+                continue;
+            }
             let mean = top.iter().map(|&i| plans[i][d]).sum::<f64>() / n;
             let var = top
                 .iter()

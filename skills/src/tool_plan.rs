@@ -53,6 +53,7 @@ pub fn initial_tool_plan(cfg: &CemConfig) -> PlanDistribution {
         mean,
         std,
         layout: PlanLayout::Tool,
+        fixed_keyframes: 0,
     }
 }
 

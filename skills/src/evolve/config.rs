@@ -113,6 +113,13 @@ pub struct EvolveConfig {
     /// written before it existed): twice the generation's variants.
     #[serde(default)]
     pub mean_plan_runs: usize,
+    /// A tool skill's first search, continued from its prerequisite's plan (flip from scoop),
+    /// keeps that plan's approach (its first half and yaw fixed) and searches the rest
+    /// (`PlanDistribution::with_approach_fixed`); the plan that demonstrates is simplified in
+    /// its goal half only. false (and configs written before it existed): every parameter is
+    /// searched from the prerequisite's distribution.
+    #[serde(default)]
+    pub keep_prerequisite_approach: bool,
     /// Most failed rollouts of a zone skill (place, push) per generation relabelled in
     /// hindsight (`sim::hindsight`): the zone is moved under where the object came to rest, if
     /// the skill's task family could have drawn it there; the result is refined and re-validated
@@ -244,6 +251,7 @@ impl Default for EvolveConfig {
             search_below: 0.5,
             max_golden_per_generation: 96,
             mean_plan_runs: 64,
+            keep_prerequisite_approach: true,
             hindsight_per_generation: 48,
             handoff_runs: 64,
             relabel_runs: 0,

@@ -205,10 +205,16 @@ fn run_search(
 ) -> Result<Vec<Episode>> {
     let (ctx, cfg) = (step.ctx, &step.ctx.cfg);
     let initial = PlanDistribution::initial_for(PlanLayout::for_skill(step.skill.kind), &cfg.cem);
+    // A tool skill that goes on from its prerequisite's plan keeps that plan's approach
+    // (`PlanDistribution::with_approach_fixed`) when `keep_prerequisite_approach` is set.
+    let from_prerequisite = prerequisite_search.map(|d| match d.layout {
+        PlanLayout::Tool if cfg.keep_prerequisite_approach => d.with_approach_fixed(&cfg.cem),
+        _ => d,
+    });
     let start = st
         .search
         .clone()
-        .or(prerequisite_search)
+        .or(from_prerequisite)
         .filter(|d| d.layout == initial.layout && d.mean.len() == initial.mean.len())
         .unwrap_or(initial);
     // A skill's first search (from scratch or from a prerequisite's plan) gets twice the
@@ -433,7 +439,8 @@ fn demonstrating_tool_plan(
     let champion = (0..candidates.len())
         .max_by_key(|&i| (scores[i], usize::MAX - i))
         .unwrap_or(0);
-    let s = super::simplify::simplify_tool_plan(&candidates[champion], &mut wins)?;
+    let fixed = search.distribution.fixed_keyframes;
+    let s = super::simplify::simplify_tool_plan(&candidates[champion], fixed, &mut wins)?;
     let figures = DemoPlanFigures {
         champion,
         probe: n,

@@ -34,8 +34,13 @@ pub struct Simplified {
 /// Runs each plan on the same probe variants and returns each plan's successes.
 pub type ProbeRunner<'a, E> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<usize>, E> + 'a;
 
-/// Simplifies a tool plan (`PlanLayout::Tool`), each candidate judged by `run`.
-pub fn simplify_tool_plan<E>(plan: &[f64], run: &mut ProbeRunner<'_, E>) -> Result<Simplified, E> {
+/// Simplifies a tool plan (`PlanLayout::Tool`), each candidate judged by `run`; its first
+/// `fixed` keyframes (an approach it shares with a prerequisite's plan) are left as they are.
+pub fn simplify_tool_plan<E>(
+    plan: &[f64],
+    fixed: usize,
+    run: &mut ProbeRunner<'_, E>,
+) -> Result<Simplified, E> {
     let mut plans_tried = 0;
     let mut wins_of = |plans: &[Vec<f64>]| -> Result<Vec<usize>, E> {
         plans_tried += plans.len();
@@ -46,7 +51,7 @@ pub fn simplify_tool_plan<E>(plan: &[f64], run: &mut ProbeRunner<'_, E>) -> Resu
     let mut dropped = 0;
     // Each drop leaves one pose fewer, so this ends within the plan's keyframes.
     loop {
-        let candidates: Vec<Vec<f64>> = droppable(&best.0)
+        let candidates: Vec<Vec<f64>> = droppable(&best.0, fixed)
             .into_iter()
             .map(|j| drop_keyframe(&best.0, j))
             .collect();
@@ -71,7 +76,7 @@ pub fn simplify_tool_plan<E>(plan: &[f64], run: &mut ProbeRunner<'_, E>) -> Resu
     // the quickest candidate that keeps the most successes first.
     for _ in 0..SEGMENT_ROUNDS {
         let candidates: Vec<Vec<f64>> = (0..PlanLayout::Tool.keyframes(&best.0))
-            .filter(|&i| !is_repeat(&best.0, i) && keyframe(&best.0, i)[4] > SEGMENT_S.0)
+            .filter(|&i| i >= fixed && !is_repeat(&best.0, i) && keyframe(&best.0, i)[4] > SEGMENT_S.0)
             .map(|i| scale_segment(&best.0, i, SEGMENT_SCALE))
             .collect();
         if candidates.is_empty() {
@@ -89,7 +94,7 @@ pub fn simplify_tool_plan<E>(plan: &[f64], run: &mut ProbeRunner<'_, E>) -> Resu
         }
     }
     for _ in 0..TIME_ROUNDS {
-        let quicker = scale_times(&best.0, TIME_SCALE);
+        let quicker = scale_times(&best.0, fixed, TIME_SCALE);
         let w = wins_of(std::slice::from_ref(&quicker))?[0];
         if w < wins_before.max(1) {
             break;
@@ -123,15 +128,16 @@ fn is_repeat(plan: &[f64], i: usize) -> bool {
     i > 0 && keyframe(plan, i)[..4] == keyframe(plan, i - 1)[..4]
 }
 
-/// The keyframes worth trying to drop: not holds, and not the last pose left in their half.
-fn droppable(plan: &[f64]) -> Vec<usize> {
+/// The keyframes worth trying to drop: not fixed, not holds, and not the last pose left in
+/// their half.
+fn droppable(plan: &[f64], fixed: usize) -> Vec<usize> {
     let k = PlanLayout::Tool.keyframes(plan);
     halves(k)
         .into_iter()
         .flat_map(|half| {
             let poses: Vec<usize> = half.filter(|&i| !is_repeat(plan, i)).collect();
             if poses.len() > 1 {
-                poses
+                poses.into_iter().filter(|&i| i >= fixed).collect()
             } else {
                 Vec::new()
             }
@@ -182,10 +188,11 @@ fn scale_segment(plan: &[f64], i: usize, scale: f64) -> Vec<f64> {
     out
 }
 
-/// Every segment time scaled by `scale`, kept within the allowed range.
-fn scale_times(plan: &[f64], scale: f64) -> Vec<f64> {
+/// Every segment time from keyframe `first` on scaled by `scale`, kept within the allowed
+/// range.
+fn scale_times(plan: &[f64], first: usize, scale: f64) -> Vec<f64> {
     let mut out = plan.to_vec();
-    for i in 0..PlanLayout::Tool.keyframes(plan) {
+    for i in first..PlanLayout::Tool.keyframes(plan) {
         let t = &mut out[i * PER_TOOL_KEYFRAME + 4];
         *t = (*t * scale).clamp(SEGMENT_S.0, SEGMENT_S.1);
     }
@@ -234,14 +241,16 @@ mod tests {
         let q = drop_keyframe(&p, 1);
         let along: Vec<f64> = (0..6).map(|i| keyframe(&q, i)[0]).collect();
         assert_eq!(along, [0.0, 0.0, 0.0, 3.0, 4.0, 5.0]);
-        assert_eq!(droppable(&q), [3, 4, 5]);
+        assert_eq!(droppable(&q, 0), [3, 4, 5]);
     }
 
     #[test]
     fn holds_and_a_half_s_last_pose_are_not_dropped() {
-        assert_eq!(droppable(&plan()), [0, 1, 2, 3]);
+        assert_eq!(droppable(&plan(), 0), [0, 1, 2, 3]);
         let p = drop_keyframe(&plan(), 0);
-        assert_eq!(droppable(&p), [2, 3]);
+        assert_eq!(droppable(&p, 0), [2, 3]);
+        // A fixed approach (the first half) is never dropped.
+        assert_eq!(droppable(&plan(), 2), [2, 3]);
     }
 
     #[test]
@@ -261,10 +270,16 @@ mod tests {
                 })
                 .collect())
         };
-        let s = simplify_tool_plan(&plan(), &mut run).unwrap();
+        let s = simplify_tool_plan(&plan(), 0, &mut run).unwrap();
         assert_eq!((s.wins_before, s.wins_after), (4, 4));
         assert!((0..4).any(|i| keyframe(&s.plan, i)[0] == 2.0));
         assert_eq!(s.dropped, 2, "{:?}", s.plan);
         assert!(s.duration_after_s < s.duration_before_s && s.duration_after_s >= 3.0);
+        // With the first half fixed only the goal half changes: keyframe 3 goes, and the
+        // first two keyframes keep their poses and times.
+        let s = simplify_tool_plan(&plan(), 2, &mut run).unwrap();
+        assert_eq!(s.dropped, 1, "{:?}", s.plan);
+        assert_eq!(s.plan[..10], plan()[..10]);
+        assert!(s.duration_after_s >= 3.0);
     }
 }
