@@ -5,7 +5,8 @@
 //!
 //! `cargo run --release -p coevolve-skills --example train_probe -- RUN GEN [FROM_GEN]`
 //! trains generation GEN's pool (golden and failures banked up to GEN) starting from the
-//! checkpoint of FROM_GEN (default GEN − 1), with frontier_weight ∈ {0, 2} × ema ∈ {0, 0.99}.
+//! checkpoint of FROM_GEN (default GEN − 1), with frontier_weight ∈ {0, 2} × ema ∈ {0, 0.99}
+//! (or `SETTINGS`; `ONLY=skill` for one skill's data alone).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use skills::evolve::config::EvolveConfig;
@@ -62,7 +63,16 @@ fn main() {
         let keep = ctx.cfg.max_failures_per_skill;
         failures.drain(..failures.len().saturating_sub(keep));
         episodes.extend(failures);
-        let frontier = !mastered_before.iter().any(|m| m == skill.name());
+        // ONLY=a,b: train on these skills' data alone, each as a frontier skill (a control:
+        // does a mastered skill hold when trained on its own data again?).
+        let only = std::env::var("ONLY").ok();
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|n| n == skill.name()))
+        {
+            continue;
+        }
+        let frontier = only.is_some() || !mastered_before.iter().any(|m| m == skill.name());
         if frontier {
             steps += skill.def.budget.train_steps;
         }

@@ -216,4 +216,26 @@ mod tests {
         assert_eq!(tool_plan_keyframes(&d.mean), cfg.tool_keyframes);
         assert_eq!(d.std.len(), d.mean.len());
     }
+
+    #[test]
+    fn an_approach_fixed_plan_searches_only_its_goal_half() {
+        use rand::SeedableRng;
+        let cfg = CemConfig::default();
+        let mut scoop = initial_tool_plan(&cfg);
+        scoop.std.iter_mut().for_each(|s| *s = 0.01);
+        scoop.mean[3] = 0.06;
+        let flip = scoop.with_approach_fixed(&cfg);
+        let half = cfg.tool_keyframes.div_ceil(2) * PER_TOOL_KEYFRAME;
+        let yaw = flip.mean.len() - 1;
+        assert!(flip.std[..half].iter().all(|s| *s == 0.0));
+        assert_eq!(flip.std[yaw], 0.0);
+        // The goal half is spread like a fresh search's.
+        assert_eq!(flip.std[half], cfg.init_offset_std_m);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let plan = flip.sample(&mut rng);
+        assert_eq!(plan[..half], scoop.mean[..half]);
+        assert_eq!(plan[yaw], scoop.mean[yaw]);
+        assert_ne!(plan[half..yaw], scoop.mean[half..yaw]);
+        assert!((0..=yaw).all(|d| flip.is_fixed(d) == (d < half || d == yaw)));
+    }
 }
