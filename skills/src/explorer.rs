@@ -242,8 +242,7 @@ impl PlanDistribution {
     /// Parameter `d` is held (`fixed_keyframes`).
     pub fn is_fixed(&self, d: usize) -> bool {
         let per = self.layout.per_keyframe();
-        self.fixed_keyframes > 0
-            && (d < self.fixed_keyframes * per || d >= self.keyframes() * per)
+        self.fixed_keyframes > 0 && (d < self.fixed_keyframes * per || d >= self.keyframes() * per)
     }
 
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {

@@ -312,7 +312,10 @@ impl EvolveConfig {
             return bad("retention_blends", "every blend weight must be in (0, 1)");
         }
         if !(self.forget_z.is_finite() && self.forget_z >= 0.0) {
-            return bad("forget_z", "must be 0 or a positive number of standard deviations");
+            return bad(
+                "forget_z",
+                "must be 0 or a positive number of standard deviations",
+            );
         }
         if !(self.heldout_z.is_finite() && self.heldout_z > 0.0) {
             return bad(

@@ -104,7 +104,12 @@ fn evaluate(
 
 /// `name`'s held-out success is below `threshold` with confidence: the upper end of its Wilson
 /// interval at `z` is under it (z 0: the rate itself is).
-fn surely_below(rates: &BTreeMap<String, (usize, usize)>, name: &str, z: f64, threshold: f64) -> bool {
+fn surely_below(
+    rates: &BTreeMap<String, (usize, usize)>,
+    name: &str,
+    z: f64,
+    threshold: f64,
+) -> bool {
     let (ok, n) = rates.get(name).copied().unwrap_or((0, 0));
     if n == 0 {
         return threshold > 0.0;
@@ -240,7 +245,11 @@ mod tests {
         assert!(faults(&cfg, &tree, &state, &rates(26, 8)).is_empty());
         // On 128 episodes, 97 (0.758) is not surely under 0.8, 96 (0.75) is.
         let lift_of = |ok| -> BTreeMap<String, (usize, usize)> {
-            [("lift".to_owned(), (ok, 128)), ("place".to_owned(), (8, 32))].into()
+            [
+                ("lift".to_owned(), (ok, 128)),
+                ("place".to_owned(), (8, 32)),
+            ]
+            .into()
         };
         assert!(faults(&cfg, &tree, &state, &lift_of(97)).is_empty());
         assert_eq!(faults(&cfg, &tree, &state, &lift_of(96)), ["lift"]);

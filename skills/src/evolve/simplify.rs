@@ -76,7 +76,9 @@ pub fn simplify_tool_plan<E>(
     // the quickest candidate that keeps the most successes first.
     for _ in 0..SEGMENT_ROUNDS {
         let candidates: Vec<Vec<f64>> = (0..PlanLayout::Tool.keyframes(&best.0))
-            .filter(|&i| i >= fixed && !is_repeat(&best.0, i) && keyframe(&best.0, i)[4] > SEGMENT_S.0)
+            .filter(|&i| {
+                i >= fixed && !is_repeat(&best.0, i) && keyframe(&best.0, i)[4] > SEGMENT_S.0
+            })
             .map(|i| scale_segment(&best.0, i, SEGMENT_SCALE))
             .collect();
         if candidates.is_empty() {
