@@ -213,19 +213,8 @@ impl PlanDistribution {
     /// every demonstration the way the prerequisite's do, and behaviour cloning is not asked
     /// to learn two approaches to the same scene.
     pub fn with_approach_fixed(&self, cfg: &CemConfig) -> PlanDistribution {
-        let fresh = PlanDistribution::initial_for(self.layout, cfg);
-        let half = self.keyframes().div_ceil(2);
-        let mut out = PlanDistribution {
-            mean: self.mean.clone(),
-            std: self
-                .std
-                .iter()
-                .enumerate()
-                .map(|(d, s)| fresh.std.get(d).map_or(*s, |spread| s.max(*spread)))
-                .collect(),
-            layout: self.layout,
-            fixed_keyframes: half,
-        };
+        let mut out = self.goal_half_only(cfg);
+        out.fixed_keyframes = self.keyframes().div_ceil(2);
         for d in 0..out.std.len() {
             if out.is_fixed(d) {
                 out.std[d] = 0.0;

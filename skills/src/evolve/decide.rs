@@ -1,10 +1,9 @@
 //! Deciding on a generation's trained policy: held-out evaluation of every learned skill, the
 //! faults that roll a generation back (a skill more than `rollback_tolerance` below its best;
 //! with retention on, also a mastered skill below its mastery threshold with confidence), and
-//! retention by
-//! weight blending: before rolling back, blends of the trained weights with the previous ones
-//! (`Policy::blended_with`, WiSE-FT) are evaluated in turn, and the first without a fault is
-//! kept. Learning a new skill then moves the policy only as far as the skills it already
+//! retention by weight blending: before rolling back, blends of the trained weights with the
+//! previous ones (`Policy::blended_with`, WiSE-FT) are evaluated in turn, and the first without
+//! a fault is kept. Learning a new skill then moves the policy only as far as the skills it already
 //! masters allow.
 
 use std::collections::BTreeMap;
