@@ -46,6 +46,10 @@ pub enum SimError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// Exporting episodes as a LeRobot dataset (`lerobot`): the file, episode or setting and
+    /// what is wrong.
+    #[error("sim: lerobot export: {context}: {problem}")]
+    Export { context: String, problem: String },
     #[error("sim: {context}")]
     Json {
         context: String,

@@ -14,6 +14,7 @@ pub mod convert;
 pub mod episode;
 pub mod error;
 pub mod hindsight;
+pub mod lerobot;
 pub mod library;
 pub mod refine;
 pub mod replay;

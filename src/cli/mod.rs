@@ -3,6 +3,7 @@
 mod bench;
 mod bridge_cmd;
 mod evolve_cmd;
+mod export_cmd;
 mod policy_cmd;
 mod refine_cmd;
 mod replay_cmd;
@@ -34,6 +35,11 @@ pub enum Command {
     Refine(refine_cmd::RefineArgs),
     /// Replay a recorded (raw and/or refined) episode into a rerun .rrd file or viewer.
     Replay(replay_cmd::ReplayArgs),
+    /// Export episodes to other tools' formats (LeRobot datasets).
+    Export {
+        #[command(subcommand)]
+        command: export_cmd::ExportCommand,
+    },
     /// Inspect robot models.
     Robots {
         #[command(subcommand)]
@@ -72,6 +78,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sim(args) => sim_cmd::run(&args),
         Command::Refine(args) => refine_cmd::run(&args),
         Command::Replay(args) => replay_cmd::run(&args),
+        Command::Export { command } => export_cmd::run(&command),
         Command::Robots { command } => robots_cmd::run(&command),
         Command::Tree(args) => tree_cmd::run(&args),
         Command::Train(args) => policy_cmd::train(&args),
