@@ -206,49 +206,12 @@ fn scripted_store_with_cameras_loads_in_lerobot() {
     assert!(!dir.path().join("y").exists() && !dir.path().join("x").exists());
 }
 
-const TREE: &str = r#"
-name = "small"
-
-[[skills]]
-name = "reach"
-group = "tabletop"
-predicate = "reach"
-instructions = ["move the gripper to the green target", "touch the green target"]
-mastery = 0.8
-heldout = { episodes = 8, seed = 1000 }
-budget = { episodes_per_generation = 16, train_steps = 20 }
-"#;
-
 #[test]
 fn evolve_runs_golden_data_loads_in_lerobot() {
     let dir = tempfile::tempdir().unwrap();
-    let tree = dir.path().join("small.toml");
-    std::fs::write(&tree, TREE).unwrap();
-    let run = dir.path().join("run");
+    let run = common::reach_run(dir.path(), 1, &[]);
     let dataset = dir.path().join("dataset");
     let s = |p: &Path| p.to_str().unwrap().to_owned();
-    let out = coevolve(&[
-        "evolve",
-        "--size",
-        "tiny",
-        "--device",
-        "cpu",
-        "--generations",
-        "1",
-        "--threads",
-        "1",
-        "--targets",
-        "reach",
-        "--tree",
-        &s(&tree),
-        "--out",
-        &s(&run),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let report = export(&[&s(&run), "--golden-only", "--out", &s(&dataset)]);
     let scan = sim::store::read_dir(run.join("golden/gen-000/reach")).unwrap();
     let episodes: Vec<Episode> = scan.episodes().map(|e| e.episode.clone()).collect();

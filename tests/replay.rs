@@ -4,6 +4,8 @@
 //! entities; bad inputs give errors naming the file.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -309,6 +311,37 @@ fn missing_and_corrupted_inputs_name_the_file() {
     assert!(!out.status.success());
     assert!(
         err.contains("COEVOLVE_RERUN") && err.contains("no-viewer") && err.contains("--out"),
+        "{err}"
+    );
+}
+
+#[test]
+fn evolve_live_view_saves_a_verified_recording() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rrd_file = tmp.path().join("live.rrd");
+    common::reach_run(tmp.path(), 2, &["--rerun", "save", s(&rrd_file)]);
+    verify(&rrd_file);
+    assert_lists(
+        &stats(&rrd_file),
+        &[
+            "/curves/heldout/reach",
+            "/pool/golden/reach",
+            "/run/episodes_simulated",
+            "/run/phase_s/train",
+            "/log",
+            "/episodes/gen-000/reach/golden/world/robot",
+            "/episodes/gen-001/reach/golden/plots/reward",
+        ],
+    );
+    let err = fails(&[
+        "evolve",
+        "--rerun",
+        "show",
+        "--out",
+        s(&tmp.path().join("x")),
+    ]);
+    assert!(
+        err.contains("--rerun show") && err.contains("save FILE"),
         "{err}"
     );
 }

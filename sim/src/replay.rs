@@ -136,8 +136,21 @@ pub fn log_episode(
     rec: &rerun::RecordingStream,
     request: &ReplayRequest<'_>,
 ) -> Result<ReplaySummary> {
+    log_episode_under(rec, request, &[])
+}
+
+/// [`log_episode`] with every entity path under `prefix` (several episodes in one recording,
+/// e.g. a training run's live view).
+pub fn log_episode_under(
+    rec: &rerun::RecordingStream,
+    request: &ReplayRequest<'_>,
+    prefix: &[&str],
+) -> Result<ReplaySummary> {
     request.validate()?;
-    let log = Log { rec };
+    let log = Log {
+        rec,
+        prefix: Entity::new(prefix),
+    };
     let mut warnings = request.warnings();
     warnings.extend(scene::log_static(&log, request)?);
     let step_warnings = timeline::log_steps(&log, request)?;
@@ -177,24 +190,32 @@ fn rerun_error(context: String, e: impl std::error::Error + Send + Sync + 'stati
     }
 }
 
-/// A thin logging handle that turns rerun errors into [`SimError::Rerun`] naming the entity.
+/// A thin logging handle that turns rerun errors into [`SimError::Rerun`] naming the entity,
+/// logging every entity under `prefix`.
 struct Log<'a> {
     rec: &'a rerun::RecordingStream,
+    prefix: Entity,
 }
 
 impl Log<'_> {
+    fn full(&self, path: &Entity) -> rerun::EntityPath {
+        self.prefix.path.join(&path.path)
+    }
+
     /// Logs `value` at `path` at the current time.
     fn at(&self, path: &Entity, value: &impl rerun::AsComponents) -> Result<()> {
+        let full = self.full(path);
         self.rec
-            .log(path.path.clone(), value)
-            .map_err(|e| rerun_error(format!("logging `{}`", path.path), e))
+            .log(full.clone(), value)
+            .map_err(|e| rerun_error(format!("logging `{full}`"), e))
     }
 
     /// Logs `value` at `path` once for the whole recording.
     fn fixed(&self, path: &Entity, value: &impl rerun::AsComponents) -> Result<()> {
+        let full = self.full(path);
         self.rec
-            .log_static(path.path.clone(), value)
-            .map_err(|e| rerun_error(format!("logging `{}`", path.path), e))
+            .log_static(full.clone(), value)
+            .map_err(|e| rerun_error(format!("logging `{full}`"), e))
     }
 
     /// Moves the timelines to control step `step` at `time_s` simulated seconds.

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use clap::Args;
+use skills::evolve::live::{LiveTarget, LiveView};
 use skills::evolve::{self, Curriculum, Event, EvolveConfig};
 
 #[derive(Debug, Args)]
@@ -71,6 +72,10 @@ pub struct EvolveArgs {
     /// Print the effective configuration as JSON and exit.
     #[arg(long)]
     pub print_config: bool,
+    /// A live view in rerun after every generation: `save FILE` (.rrd), `spawn` (a viewer
+    /// from PATH) or `connect [URL]` (a running viewer; default rerun+http://127.0.0.1:9876/proxy).
+    #[arg(long, num_args = 1..=2, value_names = ["MODE", "ARG"])]
+    pub rerun: Option<Vec<String>>,
 }
 
 #[derive(Debug, Args)]
@@ -147,12 +152,21 @@ fn parse_seeds(text: &str) -> anyhow::Result<Vec<u64>> {
 
 pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
     let cfg = config(args)?;
+    let live = args
+        .rerun
+        .as_deref()
+        .map(LiveTarget::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    if live.is_some() && args.seeds.is_some() {
+        anyhow::bail!("--rerun streams one run: use it without --seeds");
+    }
     if args.print_config {
         println!("{}", serde_json::to_string_pretty(&cfg)?);
         return Ok(());
     }
     let Some(seeds) = &args.seeds else {
-        return evolve_one(cfg, &args.out, args.resume);
+        return evolve_one(cfg, &args.out, args.resume, live.as_ref());
     };
     let seeds = parse_seeds(seeds)?;
     let mut runs = Vec::new();
@@ -166,6 +180,7 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
             },
             &out,
             args.resume,
+            None,
         )?;
         runs.push(out);
     }
@@ -185,8 +200,15 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn evolve_one(cfg: EvolveConfig, out: &std::path::Path, resume: bool) -> anyhow::Result<()> {
+fn evolve_one(
+    cfg: EvolveConfig,
+    out: &std::path::Path,
+    resume: bool,
+    live: Option<&LiveTarget>,
+) -> anyhow::Result<()> {
     let ctx = evolve::prepare(out, cfg, resume)?;
+    let live = live.map(LiveView::open).transpose()?;
+    let mut live_error = None;
     let start = Instant::now();
     let elapsed = move || start.elapsed().as_secs_f64();
     eprintln!(
@@ -229,6 +251,13 @@ fn evolve_one(cfg: EvolveConfig, out: &std::path::Path, resume: bool) -> anyhow:
                 r.episodes_simulated
             );
             println!("{}", serde_json::to_string(r).unwrap_or_default());
+            // The loop goes on if the viewer goes away; the first problem is reported.
+            if let Some(Err(e)) = live.as_ref().map(|v| v.log_generation(&ctx, r)) {
+                if live_error.is_none() {
+                    eprintln!("warning: {e}");
+                    live_error = Some(e);
+                }
+            }
         }
     }
     })?;

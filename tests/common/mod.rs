@@ -84,3 +84,51 @@ pub fn png_colour_count(png: &std::path::Path) -> usize {
     }
     colours.len()
 }
+
+/// A one-skill tree (reach) for quick `coevolve evolve` runs in tests.
+pub const REACH_TREE: &str = r#"
+name = "small"
+
+[[skills]]
+name = "reach"
+group = "tabletop"
+predicate = "reach"
+instructions = ["move the gripper to the green target", "touch the green target"]
+mastery = 0.8
+heldout = { episodes = 8, seed = 1000 }
+budget = { episodes_per_generation = 16, train_steps = 20 }
+"#;
+
+/// `coevolve evolve` on [`REACH_TREE`] (tiny model, one thread) into `dir/run`, with `extra`
+/// flags; returns the run directory.
+pub fn reach_run(dir: &std::path::Path, generations: usize, extra: &[&str]) -> std::path::PathBuf {
+    let tree = dir.join("reach.toml");
+    std::fs::write(&tree, REACH_TREE).unwrap();
+    let run = dir.join("run");
+    let generations = generations.to_string();
+    let mut args = vec![
+        "evolve",
+        "--size",
+        "tiny",
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--targets",
+        "reach",
+        "--generations",
+        &generations,
+        "--tree",
+        tree.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = coevolve(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    run
+}
