@@ -9,6 +9,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RobotError {
+    /// A mesh file that is unreadable or malformed.
+    #[error("robots: mesh `{}`: {problem}", path.display())]
+    Mesh { path: PathBuf, problem: String },
+
     /// The URDF file could not be read.
     #[error("robots: {}: cannot read URDF file", path.display())]
     Io {

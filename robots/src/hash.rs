@@ -71,7 +71,7 @@ fn geometry(out: &mut String, role: &str, g: &GeometryItem) {
             format!("capsule {} {}", f(*radius_m), f(*length_m))
         }
         Shape::Sphere { radius_m } => format!("sphere {}", f(*radius_m)),
-        Shape::Mesh { path, scale } => format!(
+        Shape::Mesh { path, scale, .. } => format!(
             "mesh {:?} {}",
             path.file_name().map(|n| n.to_string_lossy().into_owned()),
             fs(scale.iter().copied())

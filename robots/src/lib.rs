@@ -27,6 +27,7 @@ pub mod manipulator;
 mod mesh_path;
 pub mod model;
 mod rng;
+pub mod stl;
 pub mod summary;
 mod tree;
 mod xml_scan;

@@ -305,9 +305,17 @@ impl Context<'_> {
                     });
                     return Ok(None);
                 }
+                let is_stl = resolved
+                    .path
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("stl"));
+                let data = is_stl
+                    .then(|| crate::stl::read_stl(&resolved.path).map(std::sync::Arc::new))
+                    .transpose()?;
                 Shape::Mesh {
                     path: resolved.path,
                     scale: Vector3::from(scale),
+                    data,
                 }
             }
         };

@@ -79,10 +79,12 @@ pub enum Shape {
     Sphere {
         radius_m: f64,
     },
-    /// A mesh that exists on disk (`path` is resolved and absolute).
+    /// A mesh that exists on disk (`path` is resolved and absolute); `data`: its triangles
+    /// when it is an STL file (collision uses their convex hull), `None` for other formats.
     Mesh {
         path: PathBuf,
         scale: Vector3<f64>,
+        data: Option<std::sync::Arc<crate::stl::MeshData>>,
     },
 }
 

@@ -156,11 +156,16 @@ fn xacro_output_with_package_meshes_loads() {
     // The present mesh is resolved through package:// to an absolute path.
     let base = &model.links[model.link_id("my_arm/base_link").unwrap()];
     match &base.visuals[0].shape {
-        Shape::Mesh { path: mesh, scale } => {
+        Shape::Mesh {
+            path: mesh,
+            scale,
+            data,
+        } => {
             assert!(
                 mesh.is_absolute() && mesh.ends_with("my_arm_description/meshes/visual/base.stl")
             );
             assert_eq!(scale.x, 0.001);
+            assert_eq!(data.as_ref().map(|d| d.triangles.len()), Some(1));
         }
         other => panic!("{other:?}"),
     }
@@ -327,5 +332,24 @@ fn file_uri_and_relative_mesh_paths() {
     assert_eq!(
         model.missing_meshes[0].resolved,
         tmp.path().join("meshes/nothere.obj")
+    );
+}
+
+#[test]
+fn a_malformed_stl_mesh_is_an_error_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = workspace(tmp.path(), XACRO_OUTPUT);
+    let stl = tmp
+        .path()
+        .join("ws/src/my_arm_description/meshes/visual/base.stl");
+    std::fs::write(
+        &stl,
+        "solid base\n facet normal 0 0 1\n  outer loop\n   vertex 0 0\n",
+    )
+    .unwrap();
+    let err = RobotModel::from_urdf_file(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("base.stl") && err.contains("line 4: a vertex needs three numbers"),
+        "{err}"
     );
 }

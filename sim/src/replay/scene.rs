@@ -153,7 +153,7 @@ fn log_robot(log: &Log<'_>, robot: &Manipulator, task: &TaskSpec) -> Result<Vec<
             let child = entity.child(&format!("visual_{k}"));
             let color = shapes::color(item.rgba.unwrap_or(shapes::DEFAULT_RGBA));
             match &item.shape {
-                Shape::Mesh { path, scale } => match rerun::Asset3D::from_file_path(path) {
+                Shape::Mesh { path, scale, .. } => match rerun::Asset3D::from_file_path(path) {
                     Ok(asset) => {
                         log.fixed(&child, &asset.with_albedo_factor(color.0))?;
                         let s = [scale.x as f32, scale.y as f32, scale.z as f32];

@@ -34,8 +34,9 @@ pub mod groups {
     }
 }
 
-/// A collider for a URDF shape placed at `body_from_geometry`. Meshes have no primitive
-/// equivalent and yield `None` (the loader already reported them; their link keeps its mass).
+/// A collider for a URDF shape placed at `body_from_geometry`. An STL mesh collides as the
+/// convex hull of its scaled vertices (as MuJoCo treats meshes); other mesh formats and
+/// degenerate hulls yield `None` (the link keeps its mass, without a collider).
 pub fn collider_for_geometry(
     shape: &Shape,
     body_from_geometry: &Isometry3<f64>,
@@ -66,7 +67,66 @@ pub fn collider_for_geometry(
             ColliderBuilder::ball(*radius_m as f32),
             Isometry3::identity(),
         ),
-        Shape::Mesh { .. } => return None,
+        Shape::Mesh {
+            data: Some(mesh),
+            scale,
+            ..
+        } => {
+            let s = scale.map(|v| v as f32);
+            let points: Vec<Vector> = mesh
+                .vertices()
+                .map(|v| Vector::new(v[0] * s.x, v[1] * s.y, v[2] * s.z))
+                .collect();
+            (
+                ColliderBuilder::convex_hull(&points)?,
+                Isometry3::identity(),
+            )
+        }
+        Shape::Mesh { data: None, .. } => return None,
     };
     Some(builder.position(pose_from_iso(&(body_from_geometry * local))))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use robots::stl::MeshData;
+
+    use super::*;
+
+    #[test]
+    fn an_stl_mesh_collides_as_the_hull_of_its_scaled_vertices() {
+        let tetra = MeshData {
+            triangles: vec![
+                [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+                [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]],
+                [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+                [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]],
+            ],
+        };
+        let shape = Shape::Mesh {
+            path: "tetra.stl".into(),
+            scale: Vector3::new(0.5, 0.25, 0.1),
+            data: Some(Arc::new(tetra)),
+        };
+        let at = Isometry3::translation(1.0, 2.0, 3.0);
+        let collider = collider_for_geometry(&shape, &at)
+            .map(|b| b.build())
+            .unwrap_or_else(|| panic!("no collider for an STL mesh"));
+        let aabb = collider.compute_aabb();
+        let (lo, hi) = (aabb.mins, aabb.maxs);
+        for (got, want) in [lo.x, lo.y, lo.z, hi.x, hi.y, hi.z]
+            .iter()
+            .zip([1.0, 2.0, 3.0, 1.5, 2.25, 3.1])
+        {
+            assert!((got - want).abs() < 1e-4, "aabb {lo:?}..{hi:?}");
+        }
+        let other = Shape::Mesh {
+            path: "arm.dae".into(),
+            scale: Vector3::new(1.0, 1.0, 1.0),
+            data: None,
+        };
+        assert!(collider_for_geometry(&other, &at).is_none());
+    }
 }
