@@ -8,9 +8,16 @@ _lerobot_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _lerobot_venv="${COEVOLVE_LEROBOT_VENV:-$_lerobot_root/.venv-lerobot}"
 _lerobot_pins=("lerobot[dataset]==0.6.1" "torch==2.11.0" "torchvision==0.26.0")
 if ! "$_lerobot_venv/bin/python" -c 'import importlib.metadata as m, sys; import lerobot.datasets; sys.exit(m.version("lerobot") != "0.6.1")' >/dev/null 2>&1; then
-  _lerobot_base="${LEROBOT_PYTHON:-$(command -v python3.12 || ls /root/.pyenv/versions/3.12*/bin/python 2>/dev/null | head -n1)}"
+  # The first interpreter that runs and is >= 3.12 (pyenv shims exist even where they fail).
+  _lerobot_base=""
+  for _c in "${LEROBOT_PYTHON:-}" python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python /root/.pyenv/versions/3.12*/bin/python; do
+    if [[ -n "$_c" ]] && "$_c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then
+      _lerobot_base="$_c"
+      break
+    fi
+  done
   if [[ -z "$_lerobot_base" ]]; then
-    echo "lerobot-env: no Python 3.12 found (lerobot 0.6.1 needs >= 3.12); set LEROBOT_PYTHON" >&2
+    echo "lerobot-env: no Python >= 3.12 found (lerobot 0.6.1 needs it); set LEROBOT_PYTHON" >&2
     return 1 2>/dev/null || exit 1
   fi
   echo "lerobot-env: installing ${_lerobot_pins[*]} into $_lerobot_venv" >&2
@@ -18,4 +25,4 @@ if ! "$_lerobot_venv/bin/python" -c 'import importlib.metadata as m, sys; import
   "$_lerobot_venv/bin/python" -m pip install --disable-pip-version-check --quiet "${_lerobot_pins[@]}" >&2
 fi
 export COEVOLVE_LEROBOT_PYTHON="$_lerobot_venv/bin/python"
-unset _lerobot_root _lerobot_venv _lerobot_pins _lerobot_base
+unset _lerobot_root _lerobot_venv _lerobot_pins _lerobot_base _c
