@@ -19,7 +19,7 @@ use crate::loss::{gaussian_log_prob, group_advantages, grpo_loss, value_loss};
 use crate::model::ObsBatch;
 use crate::obs::ObsRow;
 use crate::policy::Policy;
-use crate::rollout::{rollout, task_variants, RolloutConfig, Sampling};
+use crate::rollout::{rollout, task_variants, PolicyRollout, RolloutConfig, Sampling};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GrpoConfig {
@@ -86,6 +86,12 @@ pub struct GrpoIteration {
     pub mean_return: f64,
     /// Samples with a non-zero advantage (the ones that teach anything).
     pub samples: usize,
+    /// Groups (task variants), and those whose rollouts all succeeded or all failed: their
+    /// success carries no advantage.
+    #[serde(default)]
+    pub groups: usize,
+    #[serde(default)]
+    pub uniform_groups: usize,
     pub loss: f64,
     pub kl: f64,
     pub clip_fraction: f64,
@@ -259,6 +265,8 @@ pub fn train_grpo_on(
                 / runs.len().max(1) as f64,
             mean_return: returns.iter().sum::<f64>() / returns.len().max(1) as f64,
             samples: n as usize,
+            groups: variants.len(),
+            uniform_groups: uniform_groups(&runs, &groups, variants.len()),
             loss: sums.0 / updates,
             kl: sums.1 / updates,
             clip_fraction: sums.2 / updates,
@@ -272,6 +280,19 @@ pub fn train_grpo_on(
         }
     }
     Ok(history)
+}
+
+/// Groups whose rollouts all succeeded or all failed.
+fn uniform_groups(runs: &[PolicyRollout], groups: &[usize], n: usize) -> usize {
+    let mut counts = vec![(0usize, 0usize); n];
+    for (run, g) in runs.iter().zip(groups) {
+        counts[*g].0 += 1;
+        counts[*g].1 += usize::from(run.episode.outcome.success);
+    }
+    counts
+        .iter()
+        .filter(|(runs, ok)| *runs > 0 && (*ok == 0 || ok == runs))
+        .count()
 }
 
 fn select(obs: &ObsBatch, idx: &Tensor) -> ObsBatch {

@@ -5,7 +5,9 @@
 
 pub mod compare;
 mod html;
+mod plots;
 pub mod seeds;
+pub mod stats;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -42,7 +42,8 @@ pub struct EvolveArgs {
     /// Physics and libtorch threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
-    /// `coevolve` (signals + synthesis) or `uniform` (fresh draws only; the ablation baseline).
+    /// `coevolve` (signals + synthesis), `uniform` (fresh draws only), `sfl` (Sampling For
+    /// Learnability) or `plr` (robust Prioritized Level Replay): the curriculum arms.
     #[arg(long, default_value = "coevolve")]
     pub curriculum: String,
     /// Train on raw successes (the no-refinement ablation).
@@ -276,7 +277,7 @@ pub struct CompareArgs {
     /// writes), or `NAME=RUN,RUN,…`.
     #[arg(required = true)]
     pub arms: Vec<String>,
-    /// Write ablation.md, ablation.svg and ablation.json here.
+    /// Write ablation.md, ablation.svg (curves), profiles.svg and ablation.json here.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Compare each run as it stood after the first generation that reached this many
@@ -291,17 +292,21 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<()> {
         .iter()
         .map(|a| skills::report::seeds::arm(a))
         .collect::<Result<Vec<_>, _>>()?;
-    let (summaries, md, svg) = skills::report::compare::compare(&arms, args.episode_budget)?;
-    println!("{md}");
+    let compared = skills::report::compare::compare(&arms, args.episode_budget)?;
+    println!("{}", compared.markdown);
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-        std::fs::write(out.join("ablation.md"), &md)?;
-        std::fs::write(out.join("ablation.svg"), &svg)?;
+        std::fs::write(out.join("ablation.md"), &compared.markdown)?;
+        std::fs::write(out.join("ablation.svg"), &compared.curves_svg)?;
+        std::fs::write(out.join("profiles.svg"), &compared.profile_svg)?;
         std::fs::write(
             out.join("ablation.json"),
-            serde_json::to_string_pretty(&summaries)?,
+            serde_json::to_string_pretty(&compared.comparison)?,
         )?;
-        eprintln!("wrote {}/ablation.{{md,svg,json}}", out.display());
+        eprintln!(
+            "wrote {}/ablation.{{md,svg,json}} and profiles.svg",
+            out.display()
+        );
     }
     Ok(())
 }

@@ -20,6 +20,14 @@ pub enum Curriculum {
     Coevolve,
     /// Fresh draws from each skill's task generator only (the ablation baseline).
     Uniform,
+    /// Sampling For Learnability (Rutherford et al. 2024): fresh candidates scored by the
+    /// policy's sampled success p̂ as p̂(1 − p̂), the top ones kept in a buffer, each
+    /// generation half from the buffer and half fresh (`SflConfig`).
+    Sfl,
+    /// Robust Prioritized Level Replay (Jiang et al. 2021): each generation either replays
+    /// tracked variants drawn by rank-prioritised score mixed with staleness, or scores fresh
+    /// ones without learning from them (`PlrConfig`).
+    Plr,
 }
 
 impl Curriculum {
@@ -27,11 +35,108 @@ impl Curriculum {
         match text {
             "coevolve" => Ok(Curriculum::Coevolve),
             "uniform" => Ok(Curriculum::Uniform),
+            "sfl" => Ok(Curriculum::Sfl),
+            "plr" => Ok(Curriculum::Plr),
             other => Err(SkillsError::run(
                 "curriculum",
-                format!("unknown curriculum `{other}` (coevolve or uniform)"),
+                format!("unknown curriculum `{other}` (coevolve, uniform, sfl or plr)"),
             )),
         }
+    }
+}
+
+/// Sampling For Learnability's settings. The paper scores N = 5,000 levels and keeps K = 100
+/// (N/K = 50) every 50 updates; a generation here is one update period and its variants are
+/// few, so N/K is scaled down to keep scoring within a generation's episode budget (every
+/// scoring episode counts in the run's budget).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SflConfig {
+    /// Fresh candidates scored per generation, as a multiple of the generation's variants (N).
+    pub candidates_per_variant: usize,
+    /// Sampled rollouts per candidate for its p̂.
+    pub attempts: usize,
+    /// Buffer size K, as a multiple of the generation's variants.
+    pub buffer_per_variant: usize,
+    /// Share of a generation's variants drawn from the buffer (the rest fresh): 0.5.
+    pub buffer_ratio: f64,
+}
+
+impl Default for SflConfig {
+    fn default() -> Self {
+        SflConfig {
+            candidates_per_variant: 4,
+            attempts: 2,
+            buffer_per_variant: 1,
+            buffer_ratio: 0.5,
+        }
+    }
+}
+
+impl SflConfig {
+    fn validate(&self) -> Result<()> {
+        if self.candidates_per_variant == 0 || self.attempts == 0 || self.buffer_per_variant == 0
+        {
+            return Err(SkillsError::run(
+                "sfl",
+                "candidates_per_variant, attempts and buffer_per_variant must be at least 1",
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.buffer_ratio) {
+            return Err(SkillsError::run("sfl.buffer_ratio", "must be in [0, 1]"));
+        }
+        Ok(())
+    }
+}
+
+/// How Prioritized Level Replay scores a variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlrScore {
+    /// p̂(1 − p̂) of its latest evaluation.
+    Learnability,
+    /// Best success ever measured on it minus the latest (MaxMC's regret estimate).
+    BestMinusCurrent,
+}
+
+/// Robust PLR's settings, with the published defaults (temperature 0.3, staleness 0.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlrConfig {
+    pub score: PlrScore,
+    /// Rank-prioritisation temperature β: P ∝ (1 / rank)^(1/β).
+    pub temperature: f64,
+    /// Staleness mixing ρ: P = (1 − ρ) P_score + ρ P_staleness.
+    pub staleness: f64,
+    /// Probability that a generation replays (when the buffer holds enough variants).
+    pub replay_prob: f64,
+}
+
+impl Default for PlrConfig {
+    fn default() -> Self {
+        PlrConfig {
+            score: PlrScore::Learnability,
+            temperature: 0.3,
+            staleness: 0.3,
+            replay_prob: 0.5,
+        }
+    }
+}
+
+impl PlrConfig {
+    fn validate(&self) -> Result<()> {
+        if !(self.temperature.is_finite() && self.temperature > 0.0) {
+            return Err(SkillsError::run("plr.temperature", "must be positive"));
+        }
+        for (field, v) in [
+            ("plr.staleness", self.staleness),
+            ("plr.replay_prob", self.replay_prob),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(SkillsError::run(field, "must be in [0, 1]"));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -86,6 +191,12 @@ pub struct EvolveConfig {
     pub model_size: String,
     pub device: String,
     pub curriculum: Curriculum,
+    /// SFL's settings (`curriculum: sfl`).
+    #[serde(default)]
+    pub sfl: SflConfig,
+    /// Robust PLR's settings (`curriculum: plr`).
+    #[serde(default)]
+    pub plr: PlrConfig,
     /// Refine raw successes into golden demonstrations (off: train on raw successes).
     pub refine: bool,
     /// The refiner's settings in the loop: quicker re-timing than the refiner's conservative
@@ -225,6 +336,8 @@ impl Default for EvolveConfig {
             model_size: "small".into(),
             device: "auto".into(),
             curriculum: Curriculum::Coevolve,
+            sfl: SflConfig::default(),
+            plr: PlrConfig::default(),
             refine: true,
             refine_config: RefineConfig {
                 acceleration_limit: 20.0,
@@ -268,7 +381,7 @@ impl Default for EvolveConfig {
             forget_z: 1.28,
             heldout_stage: 32,
             heldout_z: default_heldout_z(),
-            fresh_episodes: 64,
+            fresh_episodes: 256,
             grpo: None,
             plateau_generations: 2,
             synth: SynthConfig::default(),
@@ -292,6 +405,8 @@ impl EvolveConfig {
         if !(self.temperature > 0.0 && self.temperature.is_finite()) {
             return bad("temperature", "must be positive");
         }
+        self.sfl.validate()?;
+        self.plr.validate()?;
         if !(0.0..1.0).contains(&self.ema_decay) {
             return bad("ema_decay", "must be in [0, 1)");
         }

@@ -7,6 +7,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::config::{Curriculum, EvolveConfig};
+use super::level_replay;
 use super::state::{Origin, SkillState, TrackedVariant};
 use crate::signals::{weakness_signals, Evaluation, Signal, VariantHistory};
 use crate::synth::{mutate, task_params};
@@ -45,42 +46,77 @@ pub fn tracked(
     }
 }
 
-/// The variants a generation explores for one skill: `count` of them. Co-evolution takes the
-/// validated synthesised variants first (up to half), revisits known variants (up to a quarter,
-/// so forgetting can be seen), and fills up with fresh draws; uniform sampling draws fresh
-/// ones only.
+/// A generation's variants for one skill, and whether they are only to be scored (robust
+/// PLR's exploratory generations: rollouts measure them, nothing is searched or learned).
+#[derive(Debug)]
+pub struct Choice {
+    pub variants: Vec<TrackedVariant>,
+    pub score_only: bool,
+}
+
+/// The variants a generation `g` explores for one skill: `count` of them. Co-evolution takes
+/// the validated synthesised variants first (up to half), revisits known variants (up to a
+/// quarter, so forgetting can be seen), and fills up with fresh draws; uniform sampling draws
+/// fresh ones only; SFL takes `buffer_ratio` of them from its buffer; PLR replays or scores
+/// fresh ones (`level_replay`). Before the skill is trained every curriculum draws fresh ones.
 pub fn choose_variants(
     skill: &Skill,
     state: &mut SkillState,
     cfg: &EvolveConfig,
     count: usize,
     seed: u64,
-) -> Vec<TrackedVariant> {
+    g: usize,
+) -> Choice {
     let mut out = Vec::with_capacity(count);
-    if cfg.curriculum == Curriculum::Coevolve {
-        let take = state.pending.len().min(count / 2);
-        out.extend(state.pending.drain(..take));
-        state.pending.clear();
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0005_EED5);
-        let revisits = (count / 4).min(state.tracked.len());
-        let mut picked = std::collections::BTreeSet::new();
-        while picked.len() < revisits {
-            picked.insert(rng.gen_range(0..state.tracked.len()));
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0005_EED5);
+    let mut score_only = false;
+    match cfg.curriculum {
+        Curriculum::Coevolve => {
+            let take = state.pending.len().min(count / 2);
+            out.extend(state.pending.drain(..take));
+            state.pending.clear();
+            let revisits = (count / 4).min(state.tracked.len());
+            let mut picked = std::collections::BTreeSet::new();
+            while picked.len() < revisits {
+                picked.insert(rng.gen_range(0..state.tracked.len()));
+            }
+            out.extend(picked.into_iter().map(|i| state.tracked[i].clone()));
         }
-        out.extend(picked.into_iter().map(|i| state.tracked[i].clone()));
+        Curriculum::Uniform => {}
+        Curriculum::Sfl => {
+            let take = ((count as f64 * cfg.sfl.buffer_ratio).round() as usize)
+                .min(state.buffer.len());
+            let uniform = vec![1.0; state.buffer.len()];
+            let picked = level_replay::draw_distinct(&uniform, take, &mut rng);
+            out.extend(picked.into_iter().map(|i| state.buffer[i].clone()));
+        }
+        Curriculum::Plr if state.trained => {
+            if state.tracked.len() >= count && rng.gen_bool(cfg.plr.replay_prob.clamp(0.0, 1.0)) {
+                let p = level_replay::replay_distribution(&state.tracked, g, &cfg.plr);
+                let picked = level_replay::draw_distinct(&p, count, &mut rng);
+                out.extend(picked.into_iter().map(|i| state.tracked[i].clone()));
+            } else {
+                score_only = true;
+            }
+        }
+        Curriculum::Plr => {}
     }
     fill_fresh(skill, &mut out, count, seed);
-    out
+    Choice {
+        variants: out,
+        score_only,
+    }
 }
 
 /// Appends this generation's outcomes (`successes` of `attempts` per variant) to the variants'
-/// histories, tracking new variants and dropping the oldest beyond `max_tracked`.
+/// histories, tracking new variants; beyond `max_tracked` the oldest are dropped (PLR: the
+/// lowest-scored).
 pub fn record_outcomes(
     state: &mut SkillState,
     variants: &[TrackedVariant],
     outcomes: &[(usize, usize)],
     generation: usize,
-    max_tracked: usize,
+    cfg: &EvolveConfig,
 ) {
     for (v, &(attempts, successes)) in variants.iter().zip(outcomes) {
         let evaluation = Evaluation {
@@ -99,6 +135,15 @@ pub fn record_outcomes(
                 t.history.evaluations.push(evaluation);
                 state.tracked.push(t);
             }
+        }
+    }
+    let max_tracked = cfg.synth.max_tracked;
+    if cfg.curriculum == Curriculum::Plr {
+        while state.tracked.len() > max_tracked {
+            match level_replay::lowest_scored(&state.tracked, cfg.plr.score) {
+                Some(i) => state.tracked.remove(i),
+                None => break,
+            };
         }
     }
     let excess = state.tracked.len().saturating_sub(max_tracked);

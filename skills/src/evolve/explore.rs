@@ -8,7 +8,9 @@ use policy::rollout::{EarlyStopReport, PolicyRollout};
 use policy::Policy;
 use sim::Episode;
 
+use super::config::Curriculum;
 use super::curriculum::{choose_variants, fresh_variant, record_outcomes, stream_seed};
+use super::level_replay;
 use super::handoff::explore_handoffs;
 use super::hindsight::relabel_failures;
 use super::learner::{sample_variants, SampledRuns};
@@ -83,7 +85,16 @@ pub fn explore_skill(
     let cfg = &ctx.cfg;
     let budget = skill.def.budget.episodes_per_generation.max(2);
     let seed = stream_seed(cfg.seed, generation, skill_index, 1);
-    let variants = choose_variants(skill, st, cfg, budget / ATTEMPTS_PER_VARIANT, seed);
+    let count = budget / ATTEMPTS_PER_VARIANT;
+    let scoring = match (cfg.curriculum, st.trained, policy) {
+        (Curriculum::Sfl, true, Some(policy)) => {
+            let s = stream_seed(cfg.seed, generation, skill_index, 11);
+            refresh_sfl_buffer(ctx, skill, st, policy, count, s, generation)?
+        }
+        _ => (0, 0),
+    };
+    let choice = choose_variants(skill, st, cfg, count, seed, generation);
+    let variants = choice.variants;
     let step = Step {
         ctx,
         skill,
@@ -98,10 +109,23 @@ pub fn explore_skill(
         unsolved: Vec::new(),
         figures: SkillGeneration {
             explored: true,
+            score_only: choice.score_only,
+            scoring_episodes: scoring.0,
+            episodes: scoring.0,
+            control_steps: scoring.1,
             ..SkillGeneration::default()
         },
     };
     let policy_rate = policy_rollouts(&step, st, &mut found)?;
+    if choice.score_only {
+        st.episodes_used += found.figures.episodes;
+        return Ok(Exploration {
+            successes: Vec::new(),
+            failures: Vec::new(),
+            relabelled: Vec::new(),
+            figures: found.figures,
+        });
+    }
     let searched_before = st.search.is_some();
     let search = !st.trained || policy_rate < cfg.search_below;
     let raw_search = if search {
@@ -136,6 +160,52 @@ pub fn explore_skill(
     })
 }
 
+/// SFL's buffer update: `candidates_per_variant × count` fresh variants, each run `attempts`
+/// times with the sampled policy, the most learnable `buffer_per_variant × count` kept.
+/// Returns the episodes and control steps it took.
+fn refresh_sfl_buffer(
+    ctx: &Context,
+    skill: &Skill,
+    st: &mut SkillState,
+    policy: &Policy,
+    count: usize,
+    seed: u64,
+    generation: usize,
+) -> Result<(usize, usize)> {
+    let sfl = &ctx.cfg.sfl;
+    let candidates: Vec<TrackedVariant> = (0..sfl.candidates_per_variant * count)
+        .map(|i| fresh_variant(skill, sim::episode::episode_seed(seed, i)))
+        .collect();
+    let attempts = sfl.attempts.max(1);
+    let runs = sample_variants(
+        policy,
+        &ctx.robot,
+        &candidates,
+        attempts,
+        &|v, k| sim::episode::episode_seed(v.seed, k + generation * 7),
+        SampledRuns {
+            temperature: ctx.cfg.temperature,
+            early_stop: ctx.cfg.early_stop.as_ref(),
+            threads: ctx.cfg.threads,
+        },
+    )?;
+    let steps = runs.iter().map(|r| r.episode.outcome.control_steps).sum();
+    let scored = candidates
+        .into_iter()
+        .zip(runs.chunks(attempts))
+        .map(|(mut v, c)| {
+            v.history.evaluations.push(crate::signals::Evaluation {
+                generation,
+                attempts: c.len(),
+                successes: c.iter().filter(|r| r.episode.outcome.success).count(),
+            });
+            v
+        })
+        .collect();
+    st.buffer = level_replay::most_learnable(scored, sfl.buffer_per_variant * count);
+    Ok((runs.len(), steps))
+}
+
 /// The policy's sampled rollouts on the generation's variants (early-stopped by the success
 /// head), their outcomes recorded in the variants' histories; returns the policy's success
 /// on the task family's own variants (0 without a trained policy).
@@ -168,13 +238,7 @@ fn policy_rollouts(step: &Step<'_>, st: &mut SkillState, found: &mut Found) -> R
             (c.len(), ok)
         })
         .collect();
-    record_outcomes(
-        st,
-        step.variants,
-        &outcomes,
-        generation,
-        cfg.synth.max_tracked,
-    );
+    record_outcomes(st, step.variants, &outcomes, generation, cfg);
     let successes = runs.iter().filter(|r| r.episode.outcome.success).count();
     figures.broken += broken_count(runs.iter().map(|r| &r.episode));
     figures.policy_sampled_success = Some(successes as f64 / runs.len().max(1) as f64);

@@ -35,7 +35,13 @@ pub fn run_generation(
     record.explore_s = explored.wall_s;
 
     let pool = pool::gather(ctx, state, g)?;
-    let trained = pool::train(ctx, policy.as_ref(), &pool, g, events)?;
+    // Robust PLR learns nothing in a generation that only scored fresh variants.
+    let score_only = !record.skills.is_empty() && record.skills.values().all(|s| s.score_only);
+    let trained = if score_only {
+        None
+    } else {
+        pool::train(ctx, policy.as_ref(), &pool, g, events)?
+    };
     let evaluate_start = Instant::now();
     let (policy, evaluations) = match trained {
         Some((mut trained, figures)) => {

@@ -14,6 +14,7 @@ pub mod generation;
 pub mod handoff;
 pub mod hindsight;
 pub mod learner;
+pub mod level_replay;
 pub mod live;
 pub mod pool;
 pub mod relabel;

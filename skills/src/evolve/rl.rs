@@ -60,6 +60,12 @@ pub struct GrpoFigures {
     pub sampled_success: (f64, f64),
     /// KL to the behaviour-cloned policy after the last iteration.
     pub kl: f64,
+    /// Groups over the iterations, and those whose sampled success was all 0 or all 1 (no
+    /// gradient from success).
+    #[serde(default)]
+    pub groups: usize,
+    #[serde(default)]
+    pub uniform_groups: usize,
     pub wall_s: f64,
 }
 
@@ -127,6 +133,8 @@ pub fn grpo_phase(
             rollouts: history.iter().map(|h| h.rollouts).sum(),
             sampled_success: (first.sampled_success_rate, last.sampled_success_rate),
             kl: last.kl,
+            groups: history.iter().map(|h| h.groups).sum(),
+            uniform_groups: history.iter().map(|h| h.uniform_groups).sum(),
             wall_s: history.iter().map(|h| h.wall_s).sum(),
         });
     }

@@ -77,6 +77,10 @@ pub struct SkillState {
     pub tracked: Vec<TrackedVariant>,
     /// Validated synthesised variants waiting to be explored next generation.
     pub pending: Vec<TrackedVariant>,
+    /// SFL's buffer: the most learnable of the latest scored candidates. Left out of the file
+    /// while empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buffer: Vec<TrackedVariant>,
     /// Synthesis multiplier (doubles on a plateau, resets on a gain).
     pub synth_multiplier: usize,
     /// The policy has been trained on data of this skill.
@@ -219,6 +223,14 @@ pub struct SkillGeneration {
     pub rejected: usize,
     pub refine: Option<RefineFigures>,
     pub mastered: bool,
+    /// Robust PLR's exploratory generation: fresh variants scored by the policy's rollouts,
+    /// nothing searched or banked. Left out of the file while false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub score_only: bool,
+    /// Rollouts that only scored variants for the curriculum (SFL's candidates); counted in
+    /// `episodes`. Left out of the file while zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub scoring_episodes: usize,
 }
 
 /// What the handoff rollouts of one skill and generation did.

@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::seeds::{self, Arm, ArmSummary};
-use super::{build, Report};
+use super::stats::{self, ArmStats, PairStats, Scores};
+use super::{build, plots, Report};
 use crate::error::Result;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -83,12 +84,51 @@ fn at_budget(mut r: Report, budget: usize) -> Report {
 pub struct Comparison {
     pub arms: Vec<ArmSummary>,
     pub runs: Vec<RunSummary>,
+    /// Each arm's IQM and performance profile over its (run, skill) scores.
+    pub stats: Vec<ArmStats>,
+    /// The first arm against each of the others.
+    pub pairs: Vec<PairStats>,
 }
 
-/// Markdown tables (arms over their seeds, then every run) and an SVG plot comparing `arms`,
-/// each run cut at `budget` simulated episodes when given.
-pub fn compare(arms: &[Arm], budget: Option<usize>) -> Result<(Comparison, String, String)> {
+/// What `compare` writes: the figures, the Markdown tables and two SVG plots.
+#[derive(Clone, Debug)]
+pub struct Compared {
+    pub comparison: Comparison,
+    pub markdown: String,
+    /// Held-out success against simulated episodes, per run.
+    pub curves_svg: String,
+    /// Performance profiles per arm with their intervals.
+    pub profile_svg: String,
+}
+
+/// Every run's final held-out success on each of `skills` (0 where it has none).
+fn scores(reports: &[Report], skills: &[String]) -> Scores {
+    let runs = reports
+        .iter()
+        .map(|r| {
+            skills
+                .iter()
+                .map(|name| {
+                    r.skills
+                        .iter()
+                        .find(|s| &s.name == name)
+                        .and_then(|s| s.heldout_success)
+                        .unwrap_or(0.0)
+                })
+                .collect()
+        })
+        .collect();
+    Scores {
+        skills: skills.to_vec(),
+        runs,
+    }
+}
+
+/// Markdown tables (arms over their seeds, their statistics, then every run) and SVG plots
+/// comparing `arms`, each run cut at `budget` simulated episodes when given.
+pub fn compare(arms: &[Arm], budget: Option<usize>) -> Result<Compared> {
     let mut reports: Vec<Report> = Vec::new();
+    let mut per_arm: Vec<Vec<Report>> = Vec::new();
     let mut arm_summaries = Vec::new();
     for arm in arms {
         let cut: Vec<Report> = arm
@@ -103,14 +143,33 @@ pub fn compare(arms: &[Arm], budget: Option<usize>) -> Result<(Comparison, Strin
             })
             .collect::<Result<_>>()?;
         arm_summaries.push(seeds::summarise(&arm.name, &cut));
-        reports.extend(cut);
+        reports.extend(cut.iter().cloned());
+        per_arm.push(cut);
     }
     let summaries: Vec<RunSummary> = reports.iter().map(summary).collect();
     let skills: BTreeSet<String> = summaries
         .iter()
         .flat_map(|s| s.skills.iter().map(|(n, _, _)| n.clone()))
         .collect();
+    let skill_list: Vec<String> = skills.iter().cloned().collect();
+    let arm_scores: Vec<Scores> = per_arm.iter().map(|r| scores(r, &skill_list)).collect();
+    let stats: Vec<ArmStats> = arms
+        .iter()
+        .zip(&arm_scores)
+        .zip(&per_arm)
+        .map(|((a, x), runs)| ArmStats {
+            grpo_groups: grpo_groups(runs),
+            ..stats::arm_stats(&a.name, x)
+        })
+        .collect();
+    let pairs: Vec<PairStats> = arms
+        .iter()
+        .zip(&arm_scores)
+        .skip(1)
+        .map(|(b, y)| stats::pair_stats(&arms[0].name, &arm_scores[0], &b.name, y))
+        .collect();
     let mut md = seeds::markdown(&arm_summaries);
+    md.push_str(&stats_markdown(&stats, &pairs));
     md.push_str("\n| run | curriculum | refinement | episodes | generations | time |");
     for s in &skills {
         let _ = write!(md, " {s}: held-out | {s}: episodes to mastery |");
@@ -141,92 +200,73 @@ pub fn compare(arms: &[Arm], budget: Option<usize>) -> Result<(Comparison, Strin
         }
         md.push('\n');
     }
+    let profile_svg = plots::profiles(&stats);
     let comparison = Comparison {
         arms: arm_summaries,
         runs: summaries,
+        stats,
+        pairs,
     };
-    Ok((comparison, md, plot(&reports, &skills)))
+    Ok(Compared {
+        comparison,
+        markdown: md,
+        curves_svg: plots::curves(&reports, &skills),
+        profile_svg,
+    })
 }
 
-const COLOURS: [&str; 6] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-];
-const DASHES: [&str; 6] = ["", "6,3", "2,3", "10,3,2,3", "1,2", "4,4"];
-
-/// Held-out success against simulated episodes: colour per run, dash pattern per skill.
-fn plot(reports: &[Report], skills: &BTreeSet<String>) -> String {
-    let (w, h, left, bottom, legend) = (760.0, 340.0, 50.0, 35.0, 190.0);
-    let max_x = reports
+/// (groups, groups whose sampled success was all 0 or all 1) over every GRPO phase of `runs`.
+fn grpo_groups(runs: &[Report]) -> (usize, usize) {
+    let phases = runs
         .iter()
-        .map(|r| r.episodes_simulated)
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let sx = |x: usize| left + x as f64 / max_x * (w - left - legend);
-    let sy = |y: f64| (h - bottom) - y * (h - bottom - 10.0);
-    let mut svg = format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}"><rect width="{w}" height="{h}" fill="#fff"/><line x1="{left}" y1="{0}" x2="{1}" y2="{0}" stroke="#000"/><line x1="{left}" y1="10" x2="{left}" y2="{0}" stroke="#000"/><text x="5" y="20" font-size="11" font-family="sans-serif">held-out</text><text x="{2}" y="{3}" font-size="11" font-family="sans-serif">simulated episodes ({max_x:.0} max)</text>"##,
-        h - bottom,
-        w - legend,
-        left + 150.0,
-        h - 8.0
+        .flat_map(|r| &r.history)
+        .flat_map(|g| &g.grpo);
+    phases.fold((0, 0), |(n, u), f| (n + f.groups, u + f.uniform_groups))
+}
+
+fn fmt_interval(i: &stats::Interval) -> String {
+    format!("{:.3} [{:.3}, {:.3}]", i.point, i.lo, i.hi)
+}
+
+/// The statistics section: each arm's IQM, then the first arm against each other one.
+fn stats_markdown(stats: &[ArmStats], pairs: &[PairStats]) -> String {
+    let mut md = String::from(
+        "\nHeld-out success pooled over runs × skills; 95 % stratified-bootstrap intervals \
+         (runs resampled per skill, 2,000 resamples). GRPO groups without signal: all \
+         rollouts succeeded or all failed.\n\n\
+         | arm | runs | IQM [95 % CI] | GRPO groups without signal |\n|---|---|---|---|\n",
     );
-    for y in [0.25, 0.5, 0.75, 1.0] {
-        let _ = write!(
-            svg,
-            r##"<line x1="{left}" y1="{0:.1}" x2="{1}" y2="{0:.1}" stroke="#eee"/><text x="20" y="{2:.1}" font-size="10" font-family="sans-serif">{y}</text>"##,
-            sy(y),
-            w - legend,
-            sy(y) + 4.0
+    for s in stats {
+        let (groups, uniform) = s.grpo_groups;
+        let grpo = if groups == 0 {
+            "–".to_owned()
+        } else {
+            format!("{uniform} of {groups}")
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {grpo} |",
+            s.arm,
+            s.runs,
+            fmt_interval(&s.iqm)
         );
     }
-    for (ri, r) in reports.iter().enumerate() {
-        let colour = COLOURS[ri % COLOURS.len()];
-        for (si, skill) in skills.iter().enumerate() {
-            let points: Vec<String> = r
-                .history
-                .iter()
-                .filter_map(|g| {
-                    let h = g.skills.get(skill)?.heldout_success?;
-                    Some(format!("{:.1},{:.1}", sx(g.episodes_simulated), sy(h)))
-                })
-                .collect();
-            if points.is_empty() {
-                continue;
-            }
-            let _ = write!(
-                svg,
-                r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="{}"/>"#,
-                points.join(" "),
-                DASHES[si % DASHES.len()]
+    if !pairs.is_empty() {
+        md.push_str(
+            "\n| arm | against | IQM difference [95 % CI] | P(improvement) [95 % CI] |\n|---|---|---|---|\n",
+        );
+        for p in pairs {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                p.arm,
+                p.baseline,
+                fmt_interval(&p.iqm_difference),
+                fmt_interval(&p.probability_of_improvement)
             );
         }
-        let _ = write!(
-            svg,
-            r#"<text x="{}" y="{}" font-size="12" fill="{colour}" font-family="sans-serif">{} ({}, refine {})</text>"#,
-            w - legend + 10.0,
-            20.0 + 16.0 * ri as f64,
-            r.run,
-            r.curriculum,
-            if r.refine { "on" } else { "off" }
-        );
     }
-    for (si, skill) in skills.iter().enumerate() {
-        let y = 30.0 + 16.0 * (reports.len() + si) as f64;
-        let _ = write!(
-            svg,
-            r##"<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#333" stroke-width="2" stroke-dasharray="{3}"/><text x="{4}" y="{5}" font-size="12" font-family="sans-serif">{6}</text>"##,
-            w - legend + 10.0,
-            y,
-            w - legend + 40.0,
-            DASHES[si % DASHES.len()],
-            w - legend + 46.0,
-            y + 4.0,
-            skill
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg
+    md
 }
 
 #[cfg(test)]

@@ -64,17 +64,10 @@ pub fn arm(spec: &str) -> Result<Arm> {
 /// Mean, min and interquartile mean (the mean of the middle half: ⌊n/4⌋ values trimmed from
 /// each end, as `scipy.stats.trim_mean(x, 0.25)`) of `values`; None when empty.
 pub fn spread(values: &[f64]) -> Option<Spread> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let trim = sorted.len() / 4;
-    let middle = &sorted[trim..sorted.len() - trim];
     Some(Spread {
         mean: values.iter().sum::<f64>() / values.len() as f64,
-        min: sorted[0],
-        iqm: middle.iter().sum::<f64>() / middle.len() as f64,
+        min: values.iter().copied().min_by(f64::total_cmp)?,
+        iqm: super::stats::iqm(values)?,
     })
 }
 
