@@ -42,6 +42,9 @@ pub struct SkillSummary {
     pub fresh_success: Option<f64>,
     #[serde(default)]
     pub fresh_episodes: Option<usize>,
+    /// The hard-tail score (`evolve::hard_tail`), when the run measured one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hard_tail: Option<f64>,
     pub best_heldout: f64,
     pub mastery_threshold: f64,
     /// Simulated episodes spent on the skill.
@@ -91,6 +94,7 @@ pub fn build(dir: &Path) -> Result<(Report, SkillTree)> {
                 heldout_episodes: latest(s.name(), heldout_of, false).map(|(_, n)| n),
                 fresh_success: fresh.map(|(r, _)| r),
                 fresh_episodes: fresh.map(|(_, n)| n),
+                hard_tail: latest(s.name(), hard_tail_of, true).map(|(r, _)| r),
                 name: s.name().to_owned(),
                 group: s.def.group.clone(),
                 prerequisites: s.def.prerequisites.clone(),
@@ -137,6 +141,10 @@ pub fn build(dir: &Path) -> Result<(Report, SkillTree)> {
 
 fn heldout_of(s: &SkillGeneration) -> Option<(f64, usize)> {
     Some((s.heldout_success?, s.heldout_episodes?))
+}
+
+fn hard_tail_of(s: &SkillGeneration) -> Option<(f64, usize)> {
+    s.hard_tail.as_ref().map(|h| (h.success, h.selected))
 }
 
 fn fresh_of(s: &SkillGeneration) -> Option<(f64, usize)> {

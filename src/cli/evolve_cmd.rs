@@ -61,6 +61,10 @@ pub struct EvolveArgs {
     /// threshold with this confidence, in standard deviations [1.28]; 0: the rate itself.
     #[arg(long)]
     pub forget_z: Option<f64>,
+    /// The hard-tail evaluation in the run's last generation on this many variants per
+    /// trained skill (4 sampled rollouts each; the worst 10 % rescored independently).
+    #[arg(long)]
+    pub hard_tail: Option<usize>,
     /// Model size: tiny, small or base.
     #[arg(long, default_value = "small")]
     pub size: String,
@@ -127,6 +131,12 @@ fn config(args: &EvolveArgs) -> anyhow::Result<EvolveConfig> {
     }
     if let Some(z) = args.forget_z {
         cfg.forget_z = z;
+    }
+    if let Some(variants) = args.hard_tail {
+        cfg.hard_tail = Some(skills::evolve::hard_tail::HardTailConfig {
+            variants,
+            ..cfg.hard_tail.clone().unwrap_or_default()
+        });
     }
     cfg.model_size.clone_from(&args.size);
     cfg.validate()?;
@@ -282,8 +292,12 @@ pub struct CompareArgs {
     pub out: Option<PathBuf>,
     /// Compare each run as it stood after the first generation that reached this many
     /// simulated episodes (what `evolve --episode-budget` leaves; runs are deterministic).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "update_budget")]
     pub episode_budget: Option<usize>,
+    /// Compare each run as it stood after the first generation whose behaviour-cloning steps
+    /// reached this many in total (equal training updates).
+    #[arg(long)]
+    pub update_budget: Option<usize>,
 }
 
 pub fn compare(args: &CompareArgs) -> anyhow::Result<()> {
@@ -292,7 +306,13 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<()> {
         .iter()
         .map(|a| skills::report::seeds::arm(a))
         .collect::<Result<Vec<_>, _>>()?;
-    let compared = skills::report::compare::compare(&arms, args.episode_budget)?;
+    use skills::report::compare::Budget;
+    let budget = match (args.episode_budget, args.update_budget) {
+        (Some(n), _) => Some(Budget::Episodes(n)),
+        (None, Some(n)) => Some(Budget::Updates(n)),
+        (None, None) => None,
+    };
+    let compared = skills::report::compare::compare(&arms, budget)?;
     println!("{}", compared.markdown);
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;

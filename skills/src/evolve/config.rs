@@ -5,6 +5,7 @@ use policy::rollout::EarlyStop;
 use serde::{Deserialize, Serialize};
 use sim::refine::RefineConfig;
 
+use super::hard_tail::HardTailConfig;
 use super::rl::LoopGrpo;
 use crate::error::{Result, SkillsError};
 use crate::explorer::CemConfig;
@@ -75,8 +76,7 @@ impl Default for SflConfig {
 
 impl SflConfig {
     fn validate(&self) -> Result<()> {
-        if self.candidates_per_variant == 0 || self.attempts == 0 || self.buffer_per_variant == 0
-        {
+        if self.candidates_per_variant == 0 || self.attempts == 0 || self.buffer_per_variant == 0 {
             return Err(SkillsError::run(
                 "sfl",
                 "candidates_per_variant, attempts and buffer_per_variant must be at least 1",
@@ -306,6 +306,10 @@ pub struct EvolveConfig {
     /// mastered and in a run's last generation. 0 (and configs written before it existed): off.
     #[serde(default)]
     pub fresh_episodes: usize,
+    /// The hard-tail evaluation in a run's last generation (`evolve::hard_tail`); none (the
+    /// default, and configs written before it existed): off.
+    #[serde(default)]
+    pub hard_tail: Option<HardTailConfig>,
     /// GRPO after behaviour cloning on the frontier skills (`evolve::rl`); none (the default,
     /// and configs written before it existed): off.
     #[serde(default)]
@@ -382,6 +386,7 @@ impl Default for EvolveConfig {
             heldout_stage: 32,
             heldout_z: default_heldout_z(),
             fresh_episodes: 256,
+            hard_tail: None,
             grpo: None,
             plateau_generations: 2,
             synth: SynthConfig::default(),

@@ -84,8 +84,8 @@ pub fn choose_variants(
         }
         Curriculum::Uniform => {}
         Curriculum::Sfl => {
-            let take = ((count as f64 * cfg.sfl.buffer_ratio).round() as usize)
-                .min(state.buffer.len());
+            let take =
+                ((count as f64 * cfg.sfl.buffer_ratio).round() as usize).min(state.buffer.len());
             let uniform = vec![1.0; state.buffer.len()];
             let picked = level_replay::draw_distinct(&uniform, take, &mut rng);
             out.extend(picked.into_iter().map(|i| state.buffer[i].clone()));

@@ -77,6 +77,11 @@ fn variants(
     (tasks, seeds)
 }
 
+/// `skill`'s variants at `indices` of its held-out seed's stream, and their seeds.
+pub fn variants_at(skill: &Skill, indices: std::ops::Range<usize>) -> (Vec<TaskSpec>, Vec<u64>) {
+    variants(skill, skill.def.heldout.seed, indices)
+}
+
 /// `skill`'s fixed held-out evaluation variants and their seeds (all of them).
 pub fn heldout_variants(skill: &Skill) -> (Vec<TaskSpec>, Vec<u64>) {
     let h = &skill.def.heldout;

@@ -10,10 +10,10 @@ use sim::Episode;
 
 use super::config::Curriculum;
 use super::curriculum::{choose_variants, fresh_variant, record_outcomes, stream_seed};
-use super::level_replay;
 use super::handoff::explore_handoffs;
 use super::hindsight::relabel_failures;
 use super::learner::{sample_variants, SampledRuns};
+use super::level_replay;
 use super::relabel::relabel;
 use super::state::{DemoPlanFigures, Origin, SkillGeneration, SkillState, TrackedVariant};
 use super::Context;

@@ -12,7 +12,7 @@ use policy::Policy;
 
 use super::evaluate::{fresh_phase, Evaluations};
 use super::state::{GenerationRecord, RunState};
-use super::{accept, bank, decide, frontier, pool, rl, synthesis, Context, Event};
+use super::{accept, bank, decide, frontier, hard_tail, pool, rl, synthesis, Context, Event};
 use crate::error::Result;
 
 /// Runs generation `g`; returns the policy to continue with and the generation's record.
@@ -82,9 +82,42 @@ pub fn run_generation(
             figures.fresh_episodes = Some(n);
         }
     }
+    if last {
+        hard_tail_phase(ctx, state, policy.as_ref(), &mut record, events)?;
+    }
     record.evaluate_s += fresh_start.elapsed().as_secs_f64();
     record.wall_s = start.elapsed().as_secs_f64();
     Ok((policy, record))
+}
+
+/// The hard-tail evaluation of every skill the policy was trained on (when on).
+fn hard_tail_phase(
+    ctx: &Context,
+    state: &RunState,
+    policy: Option<&Policy>,
+    record: &mut GenerationRecord,
+    events: &mut dyn FnMut(Event<'_>),
+) -> Result<()> {
+    let (Some(cfg), Some(policy)) = (&ctx.cfg.hard_tail, policy) else {
+        return Ok(());
+    };
+    for skill in &ctx.tree.skills {
+        if !state.skills.get(skill.name()).is_some_and(|st| st.trained) {
+            continue;
+        }
+        events(Event::Phase {
+            generation: record.generation,
+            skill: skill.name(),
+            phase: "hard tail",
+        });
+        let figures = hard_tail::hard_tail(ctx, policy, skill, cfg)?;
+        record
+            .skills
+            .entry(skill.name().to_owned())
+            .or_default()
+            .hard_tail = Some(figures);
+    }
+    Ok(())
 }
 
 /// Every skill with data or an evaluation gets a line (mastered skills are replayed and

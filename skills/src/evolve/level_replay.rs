@@ -95,9 +95,8 @@ pub fn draw_distinct(weights: &[f64], count: usize, rng: &mut ChaCha8Rng) -> Vec
 
 /// Index of the variant a full PLR buffer drops: the lowest score, the oldest on a tie.
 pub fn lowest_scored(tracked: &[TrackedVariant], score: PlrScore) -> Option<usize> {
-    (0..tracked.len()).min_by(|a, b| {
-        plr_score(&tracked[*a], score).total_cmp(&plr_score(&tracked[*b], score))
-    })
+    (0..tracked.len())
+        .min_by(|a, b| plr_score(&tracked[*a], score).total_cmp(&plr_score(&tracked[*b], score)))
 }
 
 /// SFL's buffer: the `k` most learnable of the scored candidates (ones the policy always or
@@ -160,7 +159,11 @@ mod tests {
         assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         // Ranks 1, 2, 3 at β = 0.3: weights 1, 2^-3.33, 3^-3.33 (the solved ones tie at 0 and
         // keep their order); staleness 1, 1, 6 generations.
-        let h = [1.0f64, 0.5f64.powf(1.0 / 0.3), (1.0f64 / 3.0).powf(1.0 / 0.3)];
+        let h = [
+            1.0f64,
+            0.5f64.powf(1.0 / 0.3),
+            (1.0f64 / 3.0).powf(1.0 / 0.3),
+        ];
         let hs: f64 = h.iter().sum();
         let expect_learnable = 0.7 * h[0] / hs + 0.3 * 1.0 / 8.0;
         assert!((p[1] - expect_learnable).abs() < 1e-9, "{p:?}");

@@ -12,6 +12,7 @@ pub mod explore;
 pub mod frontier;
 pub mod generation;
 pub mod handoff;
+pub mod hard_tail;
 pub mod hindsight;
 pub mod learner;
 pub mod level_replay;

@@ -231,6 +231,9 @@ pub struct SkillGeneration {
     /// `episodes`. Left out of the file while zero.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub scoring_episodes: usize,
+    /// The hard-tail evaluation (a run's last generation, when on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hard_tail: Option<super::hard_tail::HardTailFigures>,
 }
 
 /// What the handoff rollouts of one skill and generation did.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::seeds::{self, Arm, ArmSummary};
 use super::stats::{self, ArmStats, PairStats, Scores};
-use super::{build, plots, Report};
+use super::{build, plots, Report, SkillSummary};
 use crate::error::Result;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,15 +50,35 @@ fn summary(r: &Report) -> RunSummary {
     }
 }
 
-/// `r` as it stood at the end of the first generation in which `budget` episodes had been
-/// simulated: what `coevolve evolve --episode-budget` would have left (runs are deterministic,
-/// so a longer run's prefix is that run). Held-out figures are the last accepted ones.
-fn at_budget(mut r: Report, budget: usize) -> Report {
-    let keep = r
-        .history
+/// Where runs are cut for a comparison at equal budgets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// Simulated episodes (every explored, searched, scored and validated one).
+    Episodes(usize),
+    /// Behaviour-cloning optimiser steps.
+    Updates(usize),
+}
+
+/// Generations `r` keeps when cut at `budget`: up to the first that reached it.
+fn kept_generations(r: &Report, budget: Budget) -> usize {
+    let mut updates = 0;
+    r.history
         .iter()
-        .position(|g| g.episodes_simulated >= budget)
-        .map_or(r.history.len(), |i| i + 1);
+        .position(|g| match budget {
+            Budget::Episodes(n) => g.episodes_simulated >= n,
+            Budget::Updates(n) => {
+                updates += g.train.as_ref().map_or(0, |t| t.steps);
+                updates >= n
+            }
+        })
+        .map_or(r.history.len(), |i| i + 1)
+}
+
+/// `r` as it stood at the end of the first generation that reached `budget`: what `coevolve
+/// evolve --episode-budget` would have left (runs are deterministic, so a longer run's prefix
+/// is that run). Held-out figures are the last accepted ones.
+fn at_budget(mut r: Report, budget: Budget) -> Report {
+    let keep = kept_generations(&r, budget);
     r.history.truncate(keep);
     r.generations_completed = r.history.len();
     r.episodes_simulated = r.history.last().map_or(0, |g| g.episodes_simulated);
@@ -101,8 +121,13 @@ pub struct Compared {
     pub profile_svg: String,
 }
 
-/// Every run's final held-out success on each of `skills` (0 where it has none).
-fn scores(reports: &[Report], skills: &[String]) -> Scores {
+/// Every run's `field` (final held-out success, hard tail) on each of `skills` (0 where it has
+/// none).
+fn scores(
+    reports: &[Report],
+    skills: &[String],
+    field: fn(&SkillSummary) -> Option<f64>,
+) -> Scores {
     let runs = reports
         .iter()
         .map(|r| {
@@ -112,7 +137,7 @@ fn scores(reports: &[Report], skills: &[String]) -> Scores {
                     r.skills
                         .iter()
                         .find(|s| &s.name == name)
-                        .and_then(|s| s.heldout_success)
+                        .and_then(field)
                         .unwrap_or(0.0)
                 })
                 .collect()
@@ -126,7 +151,7 @@ fn scores(reports: &[Report], skills: &[String]) -> Scores {
 
 /// Markdown tables (arms over their seeds, their statistics, then every run) and SVG plots
 /// comparing `arms`, each run cut at `budget` simulated episodes when given.
-pub fn compare(arms: &[Arm], budget: Option<usize>) -> Result<Compared> {
+pub fn compare(arms: &[Arm], budget: Option<Budget>) -> Result<Compared> {
     let mut reports: Vec<Report> = Vec::new();
     let mut per_arm: Vec<Vec<Report>> = Vec::new();
     let mut arm_summaries = Vec::new();
@@ -152,21 +177,40 @@ pub fn compare(arms: &[Arm], budget: Option<usize>) -> Result<Compared> {
         .flat_map(|s| s.skills.iter().map(|(n, _, _)| n.clone()))
         .collect();
     let skill_list: Vec<String> = skills.iter().cloned().collect();
-    let arm_scores: Vec<Scores> = per_arm.iter().map(|r| scores(r, &skill_list)).collect();
+    let arm_scores: Vec<Scores> = per_arm
+        .iter()
+        .map(|r| scores(r, &skill_list, |s| s.heldout_success))
+        .collect();
+    // The hard tail, where every run measured it.
+    let measured = reports
+        .iter()
+        .all(|r| r.skills.iter().any(|s| s.hard_tail.is_some()));
+    let tails: Option<Vec<Scores>> = measured.then(|| {
+        per_arm
+            .iter()
+            .map(|r| scores(r, &skill_list, |s| s.hard_tail))
+            .collect()
+    });
     let stats: Vec<ArmStats> = arms
         .iter()
         .zip(&arm_scores)
         .zip(&per_arm)
-        .map(|((a, x), runs)| ArmStats {
+        .enumerate()
+        .map(|(i, ((a, x), runs))| ArmStats {
             grpo_groups: grpo_groups(runs),
+            hard_tail_iqm: tails
+                .as_ref()
+                .map(|t| stats::bootstrap(&t[i], 5, Scores::iqm)),
             ..stats::arm_stats(&a.name, x)
         })
         .collect();
-    let pairs: Vec<PairStats> = arms
-        .iter()
-        .zip(&arm_scores)
-        .skip(1)
-        .map(|(b, y)| stats::pair_stats(&arms[0].name, &arm_scores[0], &b.name, y))
+    let pairs: Vec<PairStats> = (1..arms.len())
+        .map(|i| PairStats {
+            hard_tail_difference: tails
+                .as_ref()
+                .map(|t| stats::bootstrap_pair(&t[0], &t[i], 6, |a, b| a.iqm() - b.iqm())),
+            ..stats::pair_stats(&arms[0].name, &arm_scores[0], &arms[i].name, &arm_scores[i])
+        })
         .collect();
     let mut md = seeds::markdown(&arm_summaries);
     md.push_str(&stats_markdown(&stats, &pairs));
@@ -217,10 +261,7 @@ pub fn compare(arms: &[Arm], budget: Option<usize>) -> Result<Compared> {
 
 /// (groups, groups whose sampled success was all 0 or all 1) over every GRPO phase of `runs`.
 fn grpo_groups(runs: &[Report]) -> (usize, usize) {
-    let phases = runs
-        .iter()
-        .flat_map(|r| &r.history)
-        .flat_map(|g| &g.grpo);
+    let phases = runs.iter().flat_map(|r| &r.history).flat_map(|g| &g.grpo);
     phases.fold((0, 0), |(n, u), f| (n + f.groups, u + f.uniform_groups))
 }
 
@@ -230,11 +271,15 @@ fn fmt_interval(i: &stats::Interval) -> String {
 
 /// The statistics section: each arm's IQM, then the first arm against each other one.
 fn stats_markdown(stats: &[ArmStats], pairs: &[PairStats]) -> String {
+    let tail =
+        |i: &Option<stats::Interval>| i.as_ref().map_or_else(|| "–".to_owned(), fmt_interval);
     let mut md = String::from(
         "\nHeld-out success pooled over runs × skills; 95 % stratified-bootstrap intervals \
-         (runs resampled per skill, 2,000 resamples). GRPO groups without signal: all \
+         (runs resampled per skill, 2,000 resamples). Hard tail: the worst 10 % of variants, \
+         rescored independently (`evolve --hard-tail`). GRPO groups without signal: all \
          rollouts succeeded or all failed.\n\n\
-         | arm | runs | IQM [95 % CI] | GRPO groups without signal |\n|---|---|---|---|\n",
+         | arm | runs | IQM [95 % CI] | hard tail IQM | GRPO groups without signal |\n\
+         |---|---|---|---|---|\n",
     );
     for s in stats {
         let (groups, uniform) = s.grpo_groups;
@@ -245,24 +290,27 @@ fn stats_markdown(stats: &[ArmStats], pairs: &[PairStats]) -> String {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {grpo} |",
+            "| {} | {} | {} | {} | {grpo} |",
             s.arm,
             s.runs,
-            fmt_interval(&s.iqm)
+            fmt_interval(&s.iqm),
+            tail(&s.hard_tail_iqm)
         );
     }
     if !pairs.is_empty() {
         md.push_str(
-            "\n| arm | against | IQM difference [95 % CI] | P(improvement) [95 % CI] |\n|---|---|---|---|\n",
+            "\n| arm | against | IQM difference [95 % CI] | P(improvement) [95 % CI] | \
+             hard tail IQM difference |\n|---|---|---|---|---|\n",
         );
         for p in pairs {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 p.arm,
                 p.baseline,
                 fmt_interval(&p.iqm_difference),
-                fmt_interval(&p.probability_of_improvement)
+                fmt_interval(&p.probability_of_improvement),
+                tail(&p.hard_tail_difference)
             );
         }
     }
@@ -272,7 +320,7 @@ fn stats_markdown(stats: &[ArmStats], pairs: &[PairStats]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evolve::state::SkillGeneration;
+    use crate::evolve::state::{SkillGeneration, TrainFigures};
     use crate::evolve::GenerationRecord;
     use crate::report::SkillSummary;
     use policy::rollout::EarlyStopReport;
@@ -293,6 +341,10 @@ mod tests {
             rolled_back,
             episodes_simulated: episodes,
             wall_s: 10.0,
+            train: Some(TrainFigures {
+                steps: 50,
+                ..TrainFigures::default()
+            }),
             ..GenerationRecord::default()
         }
     }
@@ -319,6 +371,7 @@ mod tests {
                 heldout_episodes: Some(32),
                 fresh_success: None,
                 fresh_episodes: None,
+                hard_tail: None,
                 best_heldout: 0.9,
                 mastery_threshold: 0.8,
                 episodes_used: 400,
@@ -332,7 +385,7 @@ mod tests {
                 generation(3, 400, 0.9, false),
             ],
         };
-        let cut = at_budget(report.clone(), 250);
+        let cut = at_budget(report.clone(), Budget::Episodes(250));
         assert_eq!(cut.generations_completed, 3);
         assert_eq!(cut.episodes_simulated, 300);
         assert_eq!(cut.rollbacks, 1);
@@ -342,7 +395,9 @@ mod tests {
             "the rolled-back 0.1 is not kept"
         );
         assert!(!cut.skills[0].mastered);
-        let all = at_budget(report, 10_000);
+        let by_updates = at_budget(report.clone(), Budget::Updates(100));
+        assert_eq!(by_updates.generations_completed, 2, "50 steps a generation");
+        let all = at_budget(report, Budget::Episodes(10_000));
         assert_eq!(all.generations_completed, 4);
         assert_eq!(all.skills[0].heldout_success, Some(0.9));
         assert!(all.skills[0].mastered);

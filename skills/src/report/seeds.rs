@@ -275,6 +275,7 @@ mod tests {
                 heldout_episodes: Some(128),
                 fresh_success: fresh,
                 fresh_episodes: fresh.map(|_| 64),
+                hard_tail: None,
                 best_heldout: heldout,
                 mastery_threshold: 0.8,
                 episodes_used: 300,
@@ -309,7 +310,7 @@ mod tests {
     }
 
     #[test]
-    fn iqm_trims_a_quarter_from_each_end() {
+    fn spread_has_mean_min_and_iqm() {
         let s = spread(&[0.0, 0.5, 0.6, 0.7, 1.0]).unwrap_or_else(|| panic!("values"));
         assert!((s.mean - 0.56).abs() < 1e-12);
         assert_eq!(s.min, 0.0);

@@ -149,6 +149,9 @@ pub struct PairStats {
     /// IQM(arm) − IQM(baseline).
     pub iqm_difference: Interval,
     pub probability_of_improvement: Interval,
+    /// The same difference on the hard-tail scores, when every run measured them.
+    #[serde(default)]
+    pub hard_tail_difference: Option<Interval>,
 }
 
 /// One arm's aggregate.
@@ -164,6 +167,9 @@ pub struct ArmStats {
     /// (they carry no gradient from success); (0, 0) without GRPO.
     #[serde(default)]
     pub grpo_groups: (usize, usize),
+    /// IQM of the hard-tail scores, when every run measured them.
+    #[serde(default)]
+    pub hard_tail_iqm: Option<Interval>,
 }
 
 /// Thresholds of the performance profile.
@@ -182,6 +188,7 @@ pub fn arm_stats(name: &str, x: &Scores) -> ArmStats {
             .map(|tau| (tau, bootstrap(x, 2, |s| s.above(tau))))
             .collect(),
         grpo_groups: (0, 0),
+        hard_tail_iqm: None,
     }
 }
 
@@ -191,6 +198,7 @@ pub fn pair_stats(arm: &str, x: &Scores, baseline: &str, y: &Scores) -> PairStat
         baseline: baseline.to_owned(),
         iqm_difference: bootstrap_pair(x, y, 3, |a, b| a.iqm() - b.iqm()),
         probability_of_improvement: bootstrap_pair(x, y, 4, probability_of_improvement),
+        hard_tail_difference: None,
     }
 }
 
@@ -225,12 +233,30 @@ mod tests {
 
     #[test]
     fn a_clear_difference_has_an_interval_above_zero_and_noise_does_not() {
-        let better = scores(&[&[0.9, 0.85], &[0.95, 0.8], &[0.88, 0.9], &[0.92, 0.87], &[0.9, 0.9]]);
-        let worse = scores(&[&[0.5, 0.4], &[0.6, 0.45], &[0.55, 0.5], &[0.4, 0.5], &[0.5, 0.55]]);
+        let better = scores(&[
+            &[0.9, 0.85],
+            &[0.95, 0.8],
+            &[0.88, 0.9],
+            &[0.92, 0.87],
+            &[0.9, 0.9],
+        ]);
+        let worse = scores(&[
+            &[0.5, 0.4],
+            &[0.6, 0.45],
+            &[0.55, 0.5],
+            &[0.4, 0.5],
+            &[0.5, 0.55],
+        ]);
         let clear = pair_stats("a", &better, "b", &worse);
         assert!(clear.iqm_difference.lo > 0.2, "{:?}", clear.iqm_difference);
         assert_eq!(clear.probability_of_improvement.point, 1.0);
-        let level = scores(&[&[0.9, 0.4], &[0.5, 0.85], &[0.6, 0.5], &[0.88, 0.5], &[0.45, 0.9]]);
+        let level = scores(&[
+            &[0.9, 0.4],
+            &[0.5, 0.85],
+            &[0.6, 0.5],
+            &[0.88, 0.5],
+            &[0.45, 0.9],
+        ]);
         let noisy = pair_stats("a", &level, "b", &better);
         assert!(noisy.iqm_difference.lo < 0.0 && noisy.iqm_difference.hi >= -0.6);
         let same = pair_stats("a", &level, "a", &level);
