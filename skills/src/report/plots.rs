@@ -12,22 +12,19 @@ const COLOURS: [&str; 6] = [
 ];
 const DASHES: [&str; 6] = ["", "6,3", "2,3", "10,3,2,3", "1,2", "4,4"];
 
-/// Held-out success against simulated episodes: colour per run, dash pattern per skill.
-pub fn curves(reports: &[Report], skills: &BTreeSet<String>) -> String {
-    let (w, h, left, bottom, legend) = (760.0, 340.0, 50.0, 35.0, 190.0);
-    let max_x = reports
-        .iter()
-        .map(|r| r.episodes_simulated)
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let sx = |x: usize| left + x as f64 / max_x * (w - left - legend);
+/// The white page, the axes, their labels and the horizontal grid at 0.25 … 1 of a plot
+/// `(width, height, left margin, bottom margin, legend width)`.
+fn frame(
+    (w, h, left, bottom, legend): (f64, f64, f64, f64, f64),
+    y_label: &str,
+    x_label: &str,
+    x_label_at: f64,
+) -> String {
     let sy = |y: f64| (h - bottom) - y * (h - bottom - 10.0);
     let mut svg = format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}"><rect width="{w}" height="{h}" fill="#fff"/><line x1="{left}" y1="{0}" x2="{1}" y2="{0}" stroke="#000"/><line x1="{left}" y1="10" x2="{left}" y2="{0}" stroke="#000"/><text x="5" y="20" font-size="11" font-family="sans-serif">held-out</text><text x="{2}" y="{3}" font-size="11" font-family="sans-serif">simulated episodes ({max_x:.0} max)</text>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}"><rect width="{w}" height="{h}" fill="#fff"/><line x1="{left}" y1="{0}" x2="{1}" y2="{0}" stroke="#000"/><line x1="{left}" y1="10" x2="{left}" y2="{0}" stroke="#000"/><text x="5" y="20" font-size="11" font-family="sans-serif">{y_label}</text><text x="{x_label_at}" y="{2}" font-size="11" font-family="sans-serif">{x_label}</text>"##,
         h - bottom,
         w - legend,
-        left + 150.0,
         h - 8.0
     );
     for y in [0.25, 0.5, 0.75, 1.0] {
@@ -39,6 +36,27 @@ pub fn curves(reports: &[Report], skills: &BTreeSet<String>) -> String {
             sy(y) + 4.0
         );
     }
+    svg
+}
+
+/// Held-out success against simulated episodes: colour per run, dash pattern per skill.
+pub fn curves(reports: &[Report], skills: &BTreeSet<String>) -> String {
+    let (w, h, left, bottom, legend) = (760.0, 340.0, 50.0, 35.0, 190.0);
+    let max_x = reports
+        .iter()
+        .map(|r| r.episodes_simulated)
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let sx = |x: usize| left + x as f64 / max_x * (w - left - legend);
+    let sy = |y: f64| (h - bottom) - y * (h - bottom - 10.0);
+    let x_label = format!("simulated episodes ({max_x:.0} max)");
+    let mut svg = frame(
+        (w, h, left, bottom, legend),
+        "held-out",
+        &x_label,
+        left + 150.0,
+    );
     for (ri, r) in reports.iter().enumerate() {
         let colour = COLOURS[ri % COLOURS.len()];
         for (si, skill) in skills.iter().enumerate() {
@@ -93,21 +111,17 @@ pub fn profiles(stats: &[ArmStats]) -> String {
     let (w, h, left, bottom, legend) = (560.0, 320.0, 50.0, 35.0, 170.0);
     let sx = |x: f64| left + x * (w - left - legend);
     let sy = |y: f64| (h - bottom) - y * (h - bottom - 10.0);
-    let mut svg = format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}"><rect width="{w}" height="{h}" fill="#fff"/><line x1="{left}" y1="{0}" x2="{1}" y2="{0}" stroke="#000"/><line x1="{left}" y1="10" x2="{left}" y2="{0}" stroke="#000"/><text x="5" y="20" font-size="11" font-family="sans-serif">share &gt; τ</text><text x="{2}" y="{3}" font-size="11" font-family="sans-serif">held-out success τ</text>"##,
-        h - bottom,
-        w - legend,
+    let mut svg = frame(
+        (w, h, left, bottom, legend),
+        "share &gt; τ",
+        "held-out success τ",
         left + 120.0,
-        h - 8.0
     );
-    for y in [0.25, 0.5, 0.75, 1.0] {
+    for x in [0.25, 0.5, 0.75, 1.0] {
         let _ = write!(
             svg,
-            r##"<line x1="{left}" y1="{0:.1}" x2="{1}" y2="{0:.1}" stroke="#eee"/><text x="20" y="{2:.1}" font-size="10" font-family="sans-serif">{y}</text><text x="{3:.1}" y="{4}" font-size="10" font-family="sans-serif">{y}</text>"##,
-            sy(y),
-            w - legend,
-            sy(y) + 4.0,
-            sx(y) - 8.0,
+            r##"<text x="{:.1}" y="{}" font-size="10" font-family="sans-serif">{x}</text>"##,
+            sx(x) - 8.0,
             h - bottom + 14.0
         );
     }
