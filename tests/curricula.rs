@@ -31,22 +31,11 @@ fn reach(record: &serde_json::Value) -> &serde_json::Value {
     &record["skills"]["reach"]
 }
 
-/// A search sized for a test (the default's population of 64 over 3 iterations dominates a
-/// small run's time), with `plr.replay_prob` as given.
+/// The small test config with `plr.replay_prob` as given.
 fn small_config(dir: &Path, replay_prob: f64) -> String {
-    let printed = common::coevolve(&["evolve", "--print-config"]);
-    let mut cfg: serde_json::Value = common::json(&printed);
-    let cem = &mut cfg["cem"];
-    cem["population"] = 24.into();
-    cem["elites"] = 6.into();
-    cem["iterations"] = 2.into();
-    cem["min_successes"] = 4.into();
-    cem["max_iterations"] = 3.into();
-    cfg["mean_plan_runs"] = 16.into();
-    cfg["plr"]["replay_prob"] = replay_prob.into();
-    let path = dir.join(format!("config-{replay_prob}.json"));
-    std::fs::write(&path, cfg.to_string()).unwrap();
-    path.to_str().unwrap().to_owned()
+    common::small_config(dir, &format!("config-{replay_prob}"), |cfg| {
+        cfg["plr"]["replay_prob"] = replay_prob.into();
+    })
 }
 
 #[test]

@@ -99,13 +99,37 @@ heldout = { episodes = 8, seed = 1000 }
 budget = { episodes_per_generation = 16, train_steps = 20 }
 "#;
 
+/// The loop's default config, sized for a test: a smaller search (the default's population of
+/// 64 over 3 iterations dominates a small run's time) and fresh set; `edit` changes it further.
+/// Written to `dir/<name>.json`; returns that path.
+pub fn small_config(
+    dir: &std::path::Path,
+    name: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> String {
+    let mut cfg = json(&coevolve(&["evolve", "--print-config"]));
+    let cem = &mut cfg["cem"];
+    cem["population"] = 24.into();
+    cem["elites"] = 6.into();
+    cem["iterations"] = 2.into();
+    cem["min_successes"] = 4.into();
+    cem["max_iterations"] = 3.into();
+    cfg["mean_plan_runs"] = 16.into();
+    cfg["fresh_episodes"] = 16.into();
+    edit(&mut cfg);
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, cfg.to_string()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
 /// `coevolve evolve` on [`REACH_TREE`] (tiny model, one thread) into `dir/run`, with `extra`
-/// flags; returns the run directory.
+/// flags and, unless they name one, the [`small_config`]; returns the run directory.
 pub fn reach_run(dir: &std::path::Path, generations: usize, extra: &[&str]) -> std::path::PathBuf {
     let tree = dir.join("reach.toml");
     std::fs::write(&tree, REACH_TREE).unwrap();
     let run = dir.join("run");
     let generations = generations.to_string();
+    let config = small_config(dir, "config", |_| {});
     let mut args = vec![
         "evolve",
         "--size",
@@ -123,6 +147,9 @@ pub fn reach_run(dir: &std::path::Path, generations: usize, extra: &[&str]) -> s
         "--out",
         run.to_str().unwrap(),
     ];
+    if !extra.contains(&"--config") {
+        args.extend(["--config", config.as_str()]);
+    }
     args.extend_from_slice(extra);
     let out = coevolve(&args);
     assert!(
