@@ -39,7 +39,9 @@ fi
 source scripts/chromium-env.sh
 # shellcheck source=scripts/lerobot-env.sh
 source scripts/lerobot-env.sh
-if cargo nextest --version >/dev/null 2>&1; then
+# .config/nextest.toml's `priority` needs nextest 0.9.91 or later.
+nextest="$(cargo nextest --version 2>/dev/null | head -1 | awk '{print $2}')" || nextest=""
+if [[ -n "$nextest" ]] && [[ "$(printf '%s\n' 0.9.91 "$nextest" | sort -V | head -1)" == 0.9.91 ]]; then
   cargo nextest run --workspace
   cargo test --workspace --doc
 else
