@@ -129,7 +129,7 @@ pub fn reach_run(dir: &std::path::Path, generations: usize, extra: &[&str]) -> s
     std::fs::write(&tree, REACH_TREE).unwrap();
     let run = dir.join("run");
     let generations = generations.to_string();
-    let config = small_config(dir, "config", |_| {});
+    let config = (!extra.contains(&"--config")).then(|| small_config(dir, "config", |_| {}));
     let mut args = vec![
         "evolve",
         "--size",
@@ -147,7 +147,7 @@ pub fn reach_run(dir: &std::path::Path, generations: usize, extra: &[&str]) -> s
         "--out",
         run.to_str().unwrap(),
     ];
-    if !extra.contains(&"--config") {
+    if let Some(config) = &config {
         args.extend(["--config", config.as_str()]);
     }
     args.extend_from_slice(extra);
