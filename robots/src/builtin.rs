@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use crate::error::{Result, RobotError};
+use crate::home::tool_down_home;
 use crate::manipulator::Manipulator;
 use crate::model::RobotModel;
 
@@ -72,7 +73,8 @@ pub const DEFAULT_EE_LINKS: [&str; 4] = ["tcp", "tool0", "ee_link", "panda_hand_
 /// Loads a builtin robot by name, or a URDF file by path.
 ///
 /// `ee_link` defaults to the first existing of [`DEFAULT_EE_LINKS`], else the deepest link
-/// (most joints from the root; first in document order on ties).
+/// (most joints from the root; first in document order on ties). A URDF file's home is the
+/// tool-down pose of [`tool_down_home`] where IK finds one (else the limits' midpoint).
 pub fn load_manipulator(name_or_path: &str, ee_link: Option<&str>) -> Result<Manipulator> {
     if builtin_names().contains(&name_or_path) {
         let builtin = load_builtin(name_or_path)?;
@@ -86,7 +88,27 @@ pub fn load_manipulator(name_or_path: &str, ee_link: Option<&str>) -> Result<Man
         Some(ee) => ee.to_string(),
         None => default_ee_link(&model),
     };
-    Manipulator::new(model, &ee)
+    let mut manipulator = Manipulator::new(model, &ee)?;
+    if let Some(home) = tool_down_home(&manipulator) {
+        manipulator.home_q_rad = home;
+    }
+    Ok(manipulator)
+}
+
+/// [`load_manipulator`] for simulation: a collision mesh that is not there is an error naming
+/// the URDF, the link and the file (a link without its collider would pass through things).
+pub fn load_manipulator_for_sim(name_or_path: &str, ee_link: Option<&str>) -> Result<Manipulator> {
+    let manipulator = load_manipulator(name_or_path, ee_link)?;
+    let model = &manipulator.model;
+    if let Some(m) = model.missing_meshes.iter().find(|m| m.role == "collision") {
+        return Err(RobotError::MissingCollisionMesh {
+            file: model.source.clone(),
+            link: m.link.clone(),
+            filename: m.filename.clone(),
+            resolved: m.resolved.clone(),
+        });
+    }
+    Ok(manipulator)
 }
 
 /// The end-effector link chosen when none is named.

@@ -13,6 +13,18 @@ pub enum RobotError {
     #[error("robots: mesh `{}`: {problem}", path.display())]
     Mesh { path: PathBuf, problem: String },
 
+    /// A collision mesh whose file is not there: the link would have no collider.
+    #[error(
+        "robots: {file}: link {link:?}: collision mesh `{filename}` not found (looked for {})",
+        resolved.display()
+    )]
+    MissingCollisionMesh {
+        file: String,
+        link: String,
+        filename: String,
+        resolved: PathBuf,
+    },
+
     /// The URDF file could not be read.
     #[error("robots: {}: cannot read URDF file", path.display())]
     Io {

@@ -8,6 +8,12 @@
 //! (a local minimum, e.g. the wrong elbow/shoulder branch) is restarted from the best of
 //! several deterministic random configurations. The result is the best configuration seen,
 //! so the same call always returns the same answer.
+//!
+//! An arm with fewer than six joints cannot reach every orientation at every position (a
+//! 5-DOF arm cannot tilt its tool sideways out of its arm plane). Its steps are prioritised:
+//! the position is solved first, and the orientation only within the joint motions that leave
+//! the position alone, so the orientation axis it cannot reach is given up instead of being
+//! traded against position.
 
 use nalgebra::{DMatrix, DVector, Isometry3, Vector3};
 use serde::{Deserialize, Serialize};
@@ -68,6 +74,10 @@ const STALL_LIMIT: usize = 3;
 const RESTART_CANDIDATES: usize = 256;
 /// Trial steps (with growing damping) per iteration before the attempt is abandoned.
 const TRIALS_PER_ITERATION: usize = 6;
+/// Under position priority, the rotation's share of the cost (per unit orientation weight):
+/// 1 rad of orientation error costs as much as 10 mm of position error, so a step is accepted
+/// for the orientation only where it keeps the position.
+const PRIORITY_ROT_WEIGHT: f64 = 0.01;
 
 /// Progress of one attempt (from the seed or from a restart).
 struct Attempt {
@@ -157,17 +167,19 @@ impl Manipulator {
         cfg: &'a IkConfig,
         restarts: bool,
     ) -> Solver<'a> {
+        let weight = if cfg.orientation_weight.is_finite() {
+            cfg.orientation_weight.max(0.0)
+        } else {
+            1.0
+        };
         Solver {
             manipulator: self,
             target: root_from_target,
             cfg,
             restarts,
             limits: self.arm_limits(),
-            weight: if cfg.orientation_weight.is_finite() {
-                cfg.orientation_weight.max(0.0)
-            } else {
-                1.0
-            },
+            weight,
+            prioritise_position: weight > 0.0 && self.dof() < 6,
         }
     }
 }
@@ -180,12 +192,17 @@ struct Solver<'a> {
     weight: f64,
     /// Restart from random configurations when an attempt stalls (else stop there).
     restarts: bool,
+    /// Fewer than six arm joints: position first, orientation in what is left.
+    prioritise_position: bool,
 }
 
 #[derive(Clone)]
 struct Residual {
     /// Weighted error vector: position (m) then weighted rotation vector (3 or 6 rows).
     e: DVector<f64>,
+    /// Unweighted position (m) and rotation-vector (rad) errors, root frame.
+    pos: Vector3<f64>,
+    rot: Vector3<f64>,
     pos_err_m: f64,
     rot_err_rad: f64,
 }
@@ -294,24 +311,34 @@ impl Solver<'_> {
         let e = if self.weight == 0.0 {
             DVector::from_column_slice(pos.as_slice())
         } else {
-            let w = rot * self.weight;
+            let w = if self.prioritise_position {
+                rot * (self.weight * PRIORITY_ROT_WEIGHT)
+            } else {
+                rot * self.weight
+            };
             DVector::from_column_slice(&[pos.x, pos.y, pos.z, w.x, w.y, w.z])
         };
         Residual {
             e,
+            pos,
+            rot,
             pos_err_m: pos.norm(),
             rot_err_rad: rot.norm(),
         }
     }
 
     /// The Jacobian with its rotation rows scaled by the orientation weight (3 rows when the
-    /// weight is 0).
+    /// weight is 0; unscaled under position priority, whose step weighs nothing).
     fn weighted_jacobian(&self, q: &[f64], rows: usize) -> DMatrix<f64> {
         let jac = self.manipulator.jacobian(q);
         let mut jw = DMatrix::<f64>::zeros(rows, q.len());
         for c in 0..q.len() {
             for row in 0..rows {
-                let scale = if row < 3 { 1.0 } else { self.weight };
+                let scale = if row < 3 || self.prioritise_position {
+                    1.0
+                } else {
+                    self.weight
+                };
                 jw[(row, c)] = jac[(row, c)] * scale;
             }
         }
@@ -322,7 +349,6 @@ impl Solver<'_> {
     /// the step would push further out are frozen and the step is recomputed.
     fn step(&self, q: &[f64], r: &Residual, jw: &DMatrix<f64>, damping: f64) -> Vec<f64> {
         let n = q.len();
-        let rows = r.e.len();
         let mut frozen = vec![false; n];
         let mut dq = DVector::zeros(n);
         for _ in 0..=n {
@@ -330,9 +356,13 @@ impl Solver<'_> {
             for (c, _) in frozen.iter().enumerate().filter(|(_, f)| **f) {
                 jf.column_mut(c).fill(0.0);
             }
-            let a = &jf * jf.transpose() + DMatrix::identity(rows, rows) * (damping * damping);
-            let Some(chol) = a.cholesky() else { break };
-            dq = jf.transpose() * chol.solve(&r.e);
+            let solved = if self.prioritise_position {
+                prioritised_step(&jf, r, damping)
+            } else {
+                damped_solve(&jf, &r.e, damping)
+            };
+            let Some(step) = solved else { break };
+            dq = step;
             let mut changed = false;
             for (i, l) in self.limits.iter().enumerate() {
                 let at_lower = q[i] <= l.lower + 1e-12 && dq[i] < 0.0;
@@ -357,4 +387,30 @@ impl Solver<'_> {
             .map(|((qi, di), l)| clamp_to(qi + di, l))
             .collect()
     }
+}
+
+/// `jᵀ (j jᵀ + λ² I)⁻¹ e`: the damped least-squares step; `None` when the system is singular.
+fn damped_solve(j: &DMatrix<f64>, e: &DVector<f64>, damping: f64) -> Option<DVector<f64>> {
+    let rows = j.nrows();
+    let a = j * j.transpose() + DMatrix::identity(rows, rows) * (damping * damping);
+    let chol = a.cholesky()?;
+    Some(j.transpose() * chol.solve(e))
+}
+
+/// The position-first step of a 6-row Jacobian `j`: the damped step for the position error,
+/// plus the damped step for what is left of the rotation error within the null space of the
+/// position rows (so it does not move the end effector's origin, to first order).
+fn prioritised_step(j: &DMatrix<f64>, r: &Residual, damping: f64) -> Option<DVector<f64>> {
+    let n = j.ncols();
+    let jp = j.rows(0, 3).into_owned();
+    let jo = j.rows(3, 3).into_owned();
+    let a = &jp * jp.transpose() + DMatrix::identity(3, 3) * (damping * damping);
+    let chol = a.cholesky()?;
+    let jp_pinv = jp.transpose() * chol.inverse();
+    let dq_pos = &jp_pinv * DVector::from_column_slice(r.pos.as_slice());
+    let null = DMatrix::identity(n, n) - &jp_pinv * &jp;
+    let jo_null = &jo * &null;
+    let rot_left = DVector::from_column_slice(r.rot.as_slice()) - &jo * &dq_pos;
+    let dq_rot = damped_solve(&jo_null, &rot_left, damping)?;
+    Some(dq_pos + null * dq_rot)
 }

@@ -1,7 +1,8 @@
 //! Robot models for coevolve: URDF loading into a kinematic tree of links and joints (SI
 //! units, `f64`), forward kinematics, the geometric Jacobian and damped-least-squares inverse
 //! kinematics, plus the shipped robots (`ur5e`, `panda`, each with a parallel-jaw gripper and
-//! a `tcp` link).
+//! a `tcp` link; `urdf/desk5/`, a 5-DOF desk arm with a revolute jaw and STL meshes, loaded
+//! by path).
 //!
 //! It is not a physics engine and not a robot driver: it holds no simulation state, talks to
 //! no hardware and depends on neither rapier nor zenoh. Simulation and bridges build on it.
@@ -20,6 +21,7 @@
 pub mod builtin;
 pub mod error;
 mod hash;
+pub mod home;
 pub mod ik;
 pub mod kinematics;
 pub mod load;
@@ -32,7 +34,10 @@ pub mod summary;
 mod tree;
 mod xml_scan;
 
-pub use builtin::{builtin_names, builtin_urdf, default_ee_link, load_builtin, load_manipulator};
+pub use builtin::{
+    builtin_names, builtin_urdf, default_ee_link, load_builtin, load_manipulator,
+    load_manipulator_for_sim,
+};
 pub use error::{Result, RobotError};
 pub use ik::{IkConfig, IkSolution};
 pub use manipulator::Manipulator;

@@ -117,21 +117,21 @@ impl Manipulator {
     }
 }
 
+/// The first arm joint's origin in the root frame (any movable joint above it taken at home,
+/// closed); `None` for an arm without joints.
+pub fn first_joint_origin(m: &Manipulator) -> Option<nalgebra::Vector3<f64>> {
+    let joint = m.model.joints.get(*m.arm_joints.first()?)?;
+    let poses = m.model.link_poses(&m.joint_positions(&m.home_q_rad, 0.0));
+    let root_from_parent = poses.get(joint.parent).copied().unwrap_or_default();
+    Some((root_from_parent * joint.parent_from_joint).translation.vector)
+}
+
 /// Max distance from the first arm joint's origin to the end effector over `samples`
 /// deterministic random configurations within the limits.
 pub fn reach_estimate_m(m: &Manipulator, samples: usize) -> f64 {
-    let Some(&first) = m.arm_joints.first() else {
+    let Some(origin) = first_joint_origin(m) else {
         return 0.0;
     };
-    let Some(joint) = m.model.joints.get(first) else {
-        return 0.0;
-    };
-    // The first arm joint's origin (any movable joint above it is taken at home / closed).
-    let poses = m.model.link_poses(&m.joint_positions(&m.home_q_rad, 0.0));
-    let root_from_parent = poses.get(joint.parent).copied().unwrap_or_default();
-    let origin = (root_from_parent * joint.parent_from_joint)
-        .translation
-        .vector;
     let limits = m.arm_limits();
     let mut rng = SplitMix64::new(0x5EAC_4000_0000_0001);
     let mut reach: f64 = 0.0;
