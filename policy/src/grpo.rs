@@ -123,7 +123,7 @@ pub fn train_grpo(
 ) -> Result<Vec<GrpoIteration>> {
     let variants = |iteration: usize| {
         let base_seed = cfg.seed.wrapping_add(1_000_003 * iteration as u64);
-        task_variants(skill, cfg.groups, base_seed)
+        task_variants(skill, cfg.groups, base_seed, robot)
     };
     train_grpo_on(policy, robot, &variants, cfg, progress)
 }

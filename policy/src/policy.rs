@@ -61,7 +61,7 @@ impl Policy {
         seed: u64,
     ) -> Result<Policy> {
         let meta = PolicyMeta {
-            robot_name: robot.model.name.clone(),
+            robot_name: robot.model.load_name().to_owned(),
             robot_model_hash: robot.model.model_hash.clone(),
             dof: robot.dof(),
             skills: Vec::new(),

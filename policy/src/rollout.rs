@@ -376,7 +376,7 @@ pub fn evaluate_episodes(
     threads: usize,
 ) -> Result<(EvalReport, Vec<Episode>)> {
     let start = std::time::Instant::now();
-    let (tasks, seeds) = task_variants(skill, episodes, seed);
+    let (tasks, seeds) = task_variants(skill, episodes, seed, robot);
     let cfg = RolloutConfig {
         sampling: Sampling::Greedy,
         threads,
@@ -407,9 +407,15 @@ pub fn evaluate_episodes(
     Ok((report, runs.into_iter().map(|r| r.episode).collect()))
 }
 
-/// Task variant `i` of a batch seeded `seed`, exactly as `EpisodeBatch` draws them.
-pub fn task_variants(skill: sim::SkillKind, n: usize, seed: u64) -> (Vec<TaskSpec>, Vec<u64>) {
-    let ranges = sim::library::TaskRanges::default();
+/// Task variant `i` of a batch seeded `seed`, exactly as `EpisodeBatch` draws them, from the
+/// skill's default family laid out for `robot`'s workspace.
+pub fn task_variants(
+    skill: sim::SkillKind,
+    n: usize,
+    seed: u64,
+    robot: &Manipulator,
+) -> (Vec<TaskSpec>, Vec<u64>) {
+    let ranges = sim::library::TaskRanges::for_robot(robot);
     (0..n)
         .map(|i| {
             let s = sim::episode::episode_seed(seed, i);

@@ -16,6 +16,12 @@ use crate::tree;
 use crate::xml_scan::{self, Presence};
 
 impl RobotModel {
+    /// What [`crate::load_manipulator`] loads this model by again: the builtin's name, else
+    /// the URDF file's path as it was given. Stores and checkpoints record it.
+    pub fn load_name(&self) -> &str {
+        self.source.strip_prefix("builtin:").unwrap_or(&self.source)
+    }
+
     /// Loads a URDF file (plain URDF, e.g. the output of `xacro`). Mesh paths are resolved
     /// relative to the file's folder; meshes that are not found are dropped and listed in
     /// [`RobotModel::missing_meshes`].

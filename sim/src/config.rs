@@ -59,7 +59,8 @@ pub struct GainsConfig {
     pub wrist_kd: f64,
     /// Effort (N·m) separating big joints from wrist joints. Default 50.
     pub big_joint_effort_nm: f64,
-    /// Gripper fingers: default kp 1000 N/m (so ~25 N squeeze on a 5 cm cube).
+    /// Gripper fingers: default kp 1000 N/m (so ~25 N squeeze on a 5 cm cube). A revolute jaw
+    /// gets the same stiffness at the TCP: kp (and kd) × its lever² (axis to TCP).
     pub gripper_kp: f64,
     /// Default 20.
     pub gripper_kd: f64,

@@ -2,6 +2,7 @@
 //! them into `TaskSpec` variants. The curriculum (skills crate) mutates these specs further.
 
 use rand::Rng;
+use robots::Manipulator;
 use serde::{Deserialize, Serialize};
 
 use crate::task::{
@@ -48,6 +49,49 @@ pub struct TaskRanges {
     pub zone_half_extent_m: Range,
     pub lift_height_m: Range,
     pub max_duration_s: f64,
+    /// The table and every position in the family (object and zone positions, separations,
+    /// lift and reach heights) are this fraction of the full-size layout: 1 for full-size
+    /// arms, less for a desk arm ([`workspace_scale`], applied by [`TaskRanges::scaled`]).
+    /// Object sizes, masses and frictions are not scaled. Default 1.
+    #[serde(default = "unit_scale")]
+    pub workspace_scale: f64,
+}
+
+fn unit_scale() -> f64 {
+    1.0
+}
+
+impl TaskRanges {
+    /// These ranges with every position scaled by `s` (`workspace_scale` multiplied by it).
+    pub fn scaled(&self, s: f64) -> TaskRanges {
+        let scale = |r: Range| Range::new(r.lo * s, r.hi * s);
+        TaskRanges {
+            object_x_m: scale(self.object_x_m),
+            object_y_m: scale(self.object_y_m),
+            min_separation_m: self.min_separation_m * s,
+            lift_height_m: scale(self.lift_height_m),
+            workspace_scale: self.workspace_scale * s,
+            ..self.clone()
+        }
+    }
+
+    /// The default ranges laid out for `robot`'s workspace.
+    pub fn for_robot(robot: &Manipulator) -> TaskRanges {
+        TaskRanges::default().scaled(workspace_scale(robot))
+    }
+}
+
+/// The fraction of the full-size task layout `robot` can work in: its top-down reach over
+/// the table ([`robots::home::top_down_reach_m`]) against the full-size arms' (at most 1, so
+/// the UR5e and the Panda get exactly the default families).
+pub fn workspace_scale(robot: &Manipulator) -> f64 {
+    let reach_m = robots::home::top_down_reach_m(robot);
+    let s = reach_m / robots::home::FULL_SIZE_TOP_DOWN_REACH_M;
+    if s.is_finite() && s > 0.0 {
+        s.min(1.0)
+    } else {
+        1.0
+    }
 }
 
 impl Default for TaskRanges {
@@ -63,6 +107,7 @@ impl Default for TaskRanges {
             zone_half_extent_m: Range::new(0.04, 0.05),
             lift_height_m: Range::new(0.08, 0.12),
             max_duration_s: 10.0,
+            workspace_scale: 1.0,
         }
     }
 }
@@ -123,7 +168,7 @@ fn cube(name: &str, xy: [f64; 2], yaw: f64, size: f64, top_z: f64, rgb: [u8; 3])
 
 /// Samples a variant of the default task family of `skill`.
 pub fn sample_task(skill: SkillKind, ranges: &TaskRanges, rng: &mut impl Rng) -> TaskSpec {
-    let table = TableSpec::default();
+    let table = TableSpec::default().scaled(ranges.workspace_scale);
     let top = table.top_z_m;
     let mut objects = Vec::new();
     let mut zones = Vec::new();
@@ -194,7 +239,11 @@ pub fn sample_task(skill: SkillKind, ranges: &TaskRanges, rng: &mut impl Rng) ->
                 SkillKind::Reach | SkillKind::Push | SkillKind::Place => {
                     let zxy = sample_xy(ranges, rng, &[xy], ranges.min_separation_m);
                     let h = ranges.zone_half_extent_m.sample(rng);
-                    let reach_z = if skill == SkillKind::Reach { 0.15 } else { 0.0 };
+                    let reach_z = if skill == SkillKind::Reach {
+                        0.15 * ranges.workspace_scale
+                    } else {
+                        0.0
+                    };
                     zones.push(ZoneSpec {
                         name: "target".into(),
                         center_m: [zxy[0], zxy[1], top + reach_z],

@@ -226,6 +226,17 @@ impl Default for TableSpec {
     }
 }
 
+impl TableSpec {
+    /// This table with its footprint and position scaled by `s` (its height kept).
+    pub fn scaled(&self, s: f64) -> TableSpec {
+        TableSpec {
+            center_xy_m: self.center_xy_m.map(|v| v * s),
+            size_m: [self.size_m[0] * s, self.size_m[1] * s, self.size_m[2]],
+            ..self.clone()
+        }
+    }
+}
+
 /// What is mounted on the flange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -108,6 +108,16 @@ pub struct SkillTree {
 }
 
 impl SkillTree {
+    /// This tree's task families laid out for `robot`'s workspace
+    /// ([`sim::library::workspace_scale`]: unchanged for full-size arms).
+    pub fn for_robot(mut self, robot: &robots::Manipulator) -> SkillTree {
+        let s = sim::library::workspace_scale(robot);
+        for skill in &mut self.skills {
+            skill.ranges = skill.ranges.scaled(s);
+        }
+        self
+    }
+
     /// The shipped default tree.
     pub fn default_tree() -> Result<SkillTree> {
         SkillTree::parse(DEFAULT_TREE_TOML, "skills/trees/default.toml")

@@ -186,15 +186,15 @@ pub struct SimRobotArgs {
 }
 
 pub fn sim_robot(args: &SimRobotArgs) -> anyhow::Result<()> {
-    let robot = Arc::new(robots::load_manipulator(&args.robot, None)?);
-    let tree = skills::SkillTree::named(&args.tree)?;
+    let robot = Arc::new(robots::load_manipulator_for_sim(&args.robot, None)?);
+    let tree = skills::SkillTree::named(&args.tree)?.for_robot(&robot);
     let skill = tree
         .get(&args.skill)
         .with_context(|| format!("tree `{}` has no skill `{}`", tree.name, args.skill))?
         .clone();
     let (tasks, seeds) = match args.seed {
         Some(seed) => {
-            policy::rollout::task_variants(skill.kind, args.episodes.unwrap_or(100), seed)
+            policy::rollout::task_variants(skill.kind, args.episodes.unwrap_or(100), seed, &robot)
         }
         None => skills::evolve::evaluate::heldout_variants(&skill),
     };

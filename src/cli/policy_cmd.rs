@@ -107,7 +107,7 @@ pub fn train(args: &TrainArgs) -> anyhow::Result<()> {
     let model = ModelConfig::preset(&args.size, obs)?;
     let (episodes, sim, robot_name) = load_episodes(&args.data, args.robot.as_deref())?;
     let robot = Arc::new(
-        robots::load_manipulator(&robot_name, None)
+        robots::load_manipulator_for_sim(&robot_name, None)
             .with_context(|| format!("loading robot `{robot_name}`"))?,
     );
     let sim = Arc::new(sim);
@@ -218,7 +218,7 @@ fn robot_for(
 ) -> anyhow::Result<Arc<robots::Manipulator>> {
     let name = arg.unwrap_or(&policy.meta.robot_name);
     Ok(Arc::new(
-        robots::load_manipulator(name, None).with_context(|| format!("loading robot `{name}`"))?,
+        robots::load_manipulator_for_sim(name, None).with_context(|| format!("loading robot `{name}`"))?,
     ))
 }
 
@@ -233,7 +233,7 @@ pub fn eval(args: &EvalArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.out {
         let config = policy::rollout::sim_config_for(&policy);
         let mut writer = sim::store::EpisodeWriter::new(dir, "policy".to_owned(), &config)?
-            .with_robot_name(robot.model.name.clone());
+            .with_robot_name(robot.model.load_name());
         for chunk in episodes.chunks(64) {
             writer.write_batch(chunk)?;
         }

@@ -105,7 +105,7 @@ impl Controller for HoldController {
 
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let robot = Arc::new(
-        robots::load_manipulator(&args.robot, None)
+        robots::load_manipulator_for_sim(&args.robot, None)
             .with_context(|| format!("loading robot `{}`", args.robot))?,
     );
     let mut config: SimConfig = match &args.config {
@@ -140,7 +140,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     if args.threads == Some(0) {
         anyhow::bail!("--threads must be at least 1");
     }
-    let ranges = TaskRanges::default();
+    let ranges = TaskRanges::for_robot(&robot);
     let tasks = move |_: usize, rng: &mut rand_chacha::ChaCha8Rng| match &fixed_task {
         Some(t) => t.clone(),
         None => sample_task(skill, &ranges, rng),
@@ -190,7 +190,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         .map_or_else(String::new, |v| v.get_name().to_owned());
     if let Some(dir) = &args.out {
         let mut writer = sim::store::EpisodeWriter::new(dir, producer.clone(), &config)?
-            .with_robot_name(robot.model.name.clone());
+            .with_robot_name(robot.model.load_name());
         for chunk in batch.episodes.chunks(64) {
             writer.write_batch(chunk)?;
         }

@@ -139,7 +139,7 @@ impl Scene {
             .iter()
             .map(|c| Camera::new(c.spec.clone()).map_err(SimError::from))
             .collect::<Result<Vec<_>>>()?;
-        let n_fingers = articulation.gripper.len();
+        let n_fingers = articulation.finger_colliders.len();
         articulation.update_gravity_compensation(&world, 9.81);
         let gripper_target = if with_fingers { 1.0 } else { 0.0 };
         articulation.set_targets(
@@ -229,7 +229,7 @@ impl Scene {
     /// Starts a control period: the contact summary and motor energy accumulate from here.
     pub fn begin_control_period(&mut self) {
         self.contacts =
-            ContactSummary::new(self.articulation.gripper.len(), self.task.objects.len());
+            ContactSummary::new(self.articulation.finger_colliders.len(), self.task.objects.len());
         self.motor_energy_j = 0.0;
         self.period_start_s = self.time_s;
         self.period_physics_steps = 0;

@@ -71,7 +71,8 @@ pub struct RobotArticulation {
     pub gripper: Vec<BuiltJoint>,
     pub ee_body: RigidBodyHandle,
     pub body_from_ee: Isometry3<f64>,
-    /// Colliders of the gripper's finger bodies, one list per gripper joint.
+    /// Colliders of the gripper's finger bodies, one list per gripper joint; a single jaw adds
+    /// the colliders of the link it is hinged on (the fixed jaw) as a second finger.
     pub finger_colliders: Vec<Vec<ColliderHandle>>,
     pub colliders: Vec<ColliderHandle>,
     gravity_bias_rad: Vec<f64>,
@@ -159,6 +160,7 @@ impl RobotArticulation {
             }
         }
         // Mass properties and colliders per body.
+        let mut link_colliders: Vec<Vec<ColliderHandle>> = vec![Vec::new(); n_links];
         for (bi, links) in body_links.iter().enumerate() {
             let body = bodies[bi];
             let mut mass = MassProperties::default();
@@ -213,6 +215,7 @@ impl RobotArticulation {
                         Some(body),
                     );
                     colliders.push(c);
+                    link_colliders[l].push(c);
                 }
             }
             if mass.mass() > 0.0 && model.root != links[0] {
@@ -307,15 +310,31 @@ impl RobotArticulation {
         let gripper: Vec<BuiltJoint> = robot
             .gripper_joints
             .iter()
-            .filter_map(|&j| build_joint(world, j, gains.gripper_kp, gains.gripper_kd))
+            .filter_map(|&j| {
+                // The gains are a fingertip's (N/m, N·s/m); a revolute jaw gets the same
+                // stiffness at the TCP: × lever² (N·m/rad, N·m·s/rad).
+                let lever_sq = jaw_lever_m(robot, &root_from_link, j).powi(2);
+                build_joint(
+                    world,
+                    j,
+                    gains.gripper_kp * lever_sq,
+                    gains.gripper_kd * lever_sq,
+                )
+            })
             .collect();
-        let finger_colliders = gripper
+        let mut finger_colliders: Vec<Vec<ColliderHandle>> = gripper
             .iter()
             .map(|g| {
                 let body = &world.bodies[g.child_body];
                 body.colliders().to_vec()
             })
             .collect();
+        // A single jaw closes against the link it is hinged on: that link is the other finger.
+        if let [jaw] = robot.gripper_joints.as_slice() {
+            if finger_colliders.len() == 1 {
+                finger_colliders.push(link_colliders[model.joints[*jaw].parent].clone());
+            }
+        }
         if kind == ArticulationKind::Multibody {
             // A multibody starts at zero joint coordinates whatever its bodies' poses: move the
             // coordinates to the requested configuration and the bodies with them.
@@ -526,6 +545,26 @@ fn set_multibody_coordinates(world: &mut PhysicsWorld, coordinates: &[(JointHand
         mb.apply_displacements(&disp);
         mb.forward_kinematics(&world.bodies, true);
         mb.update_rigid_bodies(&mut world.bodies, true);
+    }
+}
+
+/// A revolute gripper joint's lever: the distance from its axis to the TCP (m) in the built
+/// configuration; 1 for a prismatic finger (its gains are used as they are).
+fn jaw_lever_m(robot: &Manipulator, root_from_link: &[Isometry3<f64>], j: JointId) -> f64 {
+    let model = &robot.model;
+    let joint = &model.joints[j];
+    if joint.kind == JointKind::Prismatic {
+        return 1.0;
+    }
+    let root_from_joint = root_from_link[joint.parent] * joint.parent_from_joint;
+    let tcp = root_from_link[robot.ee_link].translation.vector;
+    let axis = root_from_joint.rotation * joint.axis.into_inner();
+    let offset = tcp - root_from_joint.translation.vector;
+    let lever = (offset - axis * axis.dot(&offset)).norm();
+    if lever.is_finite() && lever > 1e-3 {
+        lever
+    } else {
+        1.0
     }
 }
 

@@ -233,7 +233,7 @@ fn write_store(ctx: &Context, dir: std::path::PathBuf, episodes: &[Episode]) -> 
         return Ok(());
     }
     let mut writer = EpisodeWriter::new(dir, "coevolve-evolve", &ctx.sim)?
-        .with_robot_name(ctx.robot.model.name.clone());
+        .with_robot_name(ctx.robot.model.load_name());
     writer.write_batch(episodes)?;
     Ok(())
 }

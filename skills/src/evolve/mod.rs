@@ -125,12 +125,12 @@ pub fn prepare(dir: &Path, cfg: EvolveConfig, resume: bool) -> Result<Context> {
         cfg.validate()?;
         cfg
     };
-    let tree = SkillTree::named(&cfg.tree)?;
-    let closure = closure(&tree, &cfg.targets)?;
     let robot = Arc::new(
-        robots::load_manipulator(&cfg.robot, None)
+        robots::load_manipulator_for_sim(&cfg.robot, None)
             .map_err(|e| SkillsError::run("robot", e.to_string()))?,
     );
+    let tree = SkillTree::named(&cfg.tree)?.for_robot(&robot);
+    let closure = closure(&tree, &cfg.targets)?;
     let mut sim = SimConfig::default();
     sim.cameras.clear();
     let model = learner::model_config(&cfg.model_size)?;

@@ -24,8 +24,9 @@ def prism(bottom, top, z0, z1, centre=(0.0, 0.0), top_centre=None):
     t = [(tx + x, ty + y, z1) for x, y in top]
     n = len(b)
     tris = []
-    cb = (cx, cy, z0)
-    ct = (tx, ty, z1)
+    # Caps are fans from each polygon's centroid (inside it, as the polygons are convex).
+    cb = (sum(v[0] for v in b) / n, sum(v[1] for v in b) / n, z0)
+    ct = (sum(v[0] for v in t) / n, sum(v[1] for v in t) / n, z1)
     for i in range(n):
         j = (i + 1) % n
         tris.append((cb, b[j], b[i]))  # bottom, facing -z
@@ -85,16 +86,15 @@ def main():
     write_binary("forearm.stl", prism(polygon(8, 0.014, 0.017, math.pi / 8), polygon(8, 0.011, 0.014, math.pi / 8), -0.01, 0.16))
     # Wrist: a short drum.
     write_ascii("wrist.stl", prism(polygon(12, 0.017, 0.017), polygon(12, 0.017, 0.017), -0.008, 0.04))
-    # Gripper housing (jaw hinge at y = +0.035, z = 0.03).
-    write_binary("gripper.stl", box(-0.016, 0.016, -0.038, 0.04, 0.0, 0.03))
-    # Fixed jaw: a plate whose inner face is at y = -0.028, from the housing to 0.095.
-    write_ascii("fixed_jaw.stl", prism([(-0.012, -0.038), (0.012, -0.038), (0.012, -0.028), (-0.012, -0.028)],
-                                       [(-0.01, -0.036), (0.01, -0.036), (0.01, -0.028), (-0.01, -0.028)], 0.03, 0.095))
+    # Gripper housing (jaw hinge at y = -0.043, z = 0.03).
+    write_binary("gripper.stl", box(-0.016, 0.016, -0.048, 0.046, 0.0, 0.03))
+    # Fixed jaw: a plate whose inner face is at y = +0.035, from the housing to 0.095.
+    write_ascii("fixed_jaw.stl", prism([(-0.012, 0.035), (0.012, 0.035), (0.012, 0.045), (-0.012, 0.045)],
+                                       [(-0.01, 0.035), (0.01, 0.035), (0.01, 0.043), (-0.01, 0.043)], 0.03, 0.095))
     # Moving jaw, in its hinge frame (hinge axis x through the origin): a plate whose inner
-    # face is at y = -0.008, reaching 0.065 below the hinge.
-    write_binary("moving_jaw.stl", prism([(-0.012, -0.008), (0.012, -0.008), (0.012, 0.002), (-0.012, 0.002)],
-                                         [(-0.01, -0.008), (0.01, -0.008), (0.01, 0.0), (-0.01, 0.0)], 0.0, 0.065))
-
+    # face is at y = +0.008, reaching 0.065 below the hinge.
+    write_binary("moving_jaw.stl", prism([(-0.012, -0.002), (0.012, -0.002), (0.012, 0.008), (-0.012, 0.008)],
+                                         [(-0.01, 0.0), (0.01, 0.0), (0.01, 0.008), (-0.01, 0.008)], 0.0, 0.065))
 
 if __name__ == "__main__":
     main()
