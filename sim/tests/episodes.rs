@@ -1,6 +1,6 @@
 //! Episode batches: determinism across thread counts, the scripted reference solving lift and
 #![allow(clippy::unwrap_used)] // test helpers
-//! place, physics health.
+//! place (on the desk arm too), physics health.
 
 use std::sync::Arc;
 
@@ -12,10 +12,10 @@ use sim::{
 };
 
 fn run(robot: &str, skill: SkillKind, episodes: usize, threads: usize, seed: u64) -> EpisodeBatch {
-    let robot = Arc::new(robots::load_builtin(robot).unwrap());
+    let robot = Arc::new(robots::load_manipulator_for_sim(robot, None).unwrap());
     let config = Arc::new(SimConfig::default());
     let scale = config.action_scale.clone();
-    let ranges = TaskRanges::default();
+    let ranges = TaskRanges::for_robot(&robot);
     let tasks =
         move |_: usize, rng: &mut ChaCha8Rng| -> TaskSpec { sample_task(skill, &ranges, rng) };
     let factory = move |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
@@ -81,6 +81,29 @@ fn scripted_controller_lifts_on_panda() {
         "panda lift success {}",
         batch.stats.success_rate
     );
+}
+
+/// The project's own desk arm (5 DOF, a revolute jaw, STL meshes), its task families scaled
+/// to its reach.
+fn desk5() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../robots/urdf/desk5/desk5.urdf").to_owned()
+}
+
+#[test]
+fn scripted_controller_reaches_and_lifts_on_the_desk_arm() {
+    for (skill, seed) in [(SkillKind::Reach, 21), (SkillKind::Lift, 22)] {
+        let batch = run(&desk5(), skill, 32, 2, seed);
+        assert_eq!(batch.stats.invalid, 0, "{skill:?}");
+        eprintln!("desk5 {skill:?}: {}", batch.stats.success_rate);
+        assert!(
+            batch.stats.success_rate >= 0.8,
+            "desk5 {skill:?} success {}",
+            batch.stats.success_rate
+        );
+    }
+    let one = run(&desk5(), SkillKind::Lift, 4, 1, 23);
+    let two = run(&desk5(), SkillKind::Lift, 4, 2, 23);
+    assert_eq!(one.stats.trajectory_hash, two.stats.trajectory_hash);
 }
 
 /// A driver that takes the same command at a finer rate (the simulated arm of the bridge) sees
