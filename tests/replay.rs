@@ -274,6 +274,27 @@ fn camera_images_are_replayed() {
     );
 }
 
+/// The project's own desk arm: its episodes replay with its STL meshes drawn, the robot found
+/// again from the path the store records.
+#[test]
+fn desk_arm_episodes_replay_with_their_meshes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tmp.path().join("raw");
+    let urdf = concat!(env!("CARGO_MANIFEST_DIR"), "/robots/urdf/desk5/desk5.urdf");
+    let args = ["sim", "--robot", urdf, "--controller", "scripted", "--task", "lift"];
+    ok(&[&args[..], &["--episodes", "1", "--out", s(&raw)]].concat());
+    let file = tmp.path().join("desk5.rrd");
+    let out = ok(&["replay", s(&raw), "--out", s(&file)]);
+    assert!(!out.contains("not drawn"), "{out}");
+    verify(&file);
+    let listing = stats(&file);
+    let robot = robots::load_manipulator(urdf, None).unwrap();
+    for link in robot.model.links.iter().filter(|l| !l.visuals.is_empty()) {
+        assert_lists(&listing, &[&format!("/world/robot/{}/visual_0", link.name)]);
+    }
+    assert_lists(&listing, &["/world/robot/gripper_link/visual_1", "Asset3D"]);
+}
+
 #[test]
 fn missing_and_corrupted_inputs_name_the_file() {
     let tmp = tempfile::tempdir().unwrap();
