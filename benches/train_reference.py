@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 # features.rs / model.rs constants.
 ACTION_DIM = 7
-OBJECT_DIM = 16
+OBJECT_DIM = 20
 ZONE_DIM = 9
 LOG_STD_MIN = -5.0
 LOG_STD_MAX = 1.0

@@ -20,7 +20,11 @@ fn robots_show_reads_the_desk_arm() {
         .iter()
         .filter_map(|j| j["role"].as_str())
         .collect();
-    assert_eq!(roles.iter().filter(|r| **r == "gripper").count(), 1, "{roles:?}");
+    assert_eq!(
+        roles.iter().filter(|r| **r == "gripper").count(),
+        1,
+        "{roles:?}"
+    );
 }
 
 #[test]

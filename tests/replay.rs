@@ -281,7 +281,15 @@ fn desk_arm_episodes_replay_with_their_meshes() {
     let tmp = tempfile::tempdir().unwrap();
     let raw = tmp.path().join("raw");
     let urdf = concat!(env!("CARGO_MANIFEST_DIR"), "/robots/urdf/desk5/desk5.urdf");
-    let args = ["sim", "--robot", urdf, "--controller", "scripted", "--task", "lift"];
+    let args = [
+        "sim",
+        "--robot",
+        urdf,
+        "--controller",
+        "scripted",
+        "--task",
+        "lift",
+    ];
     ok(&[&args[..], &["--episodes", "1", "--out", s(&raw)]].concat());
     let file = tmp.path().join("desk5.rrd");
     let out = ok(&["replay", s(&raw), "--out", s(&file)]);

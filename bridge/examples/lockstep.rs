@@ -47,7 +47,7 @@ fn main() {
     let policy = policy::checkpoint::load(&ckpt, tch::Device::Cpu).unwrap();
     let sim = Arc::new(policy.meta.sim.clone());
     let eval = policy::rollout::evaluate(&policy, &robot, skill, episodes, seed, 1).unwrap();
-    let (tasks, seeds) = policy::rollout::task_variants(skill, episodes, seed);
+    let (tasks, seeds) = policy::rollout::task_variants(skill, episodes, seed, &robot);
     let rate_hz = 100.0;
     let per_tick = bridge::sim_robot::physics_steps_per_tick(&sim, rate_hz).unwrap();
     let ticks_per_step = sim.substeps() / per_tick;

@@ -17,7 +17,7 @@ fn wire_observations_give_the_simulator_features_images_included() {
     let mut sim = sim::SimConfig::default();
     sim.cameras = sim::SimConfig::default_cameras();
     let sim = Arc::new(sim);
-    let (tasks, seeds) = policy::rollout::task_variants(sim::SkillKind::Reach, 1, 5);
+    let (tasks, seeds) = policy::rollout::task_variants(sim::SkillKind::Reach, 1, 5, &robot);
     let task = &tasks[0];
     let mut stepper = sim::EpisodeStepper::new(&robot, task, &sim, 0, seeds[0], false).unwrap();
     // Move a little so velocities and targets are not trivial; split periods like a driver.

@@ -23,7 +23,7 @@ fn main() {
         keep_transitions: false,
         early_stop: None,
     };
-    let (tasks, seeds) = task_variants(skill, n, 1000);
+    let (tasks, seeds) = task_variants(skill, n, 1000, &robot);
     let score = |tasks: &[sim::TaskSpec]| {
         let runs = rollout(&policy, &robot, tasks, &seeds, &cfg).unwrap();
         let (mut broken, mut upright, mut turned, mut maxmin) = (0, 0, 0, Vec::new());

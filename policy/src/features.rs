@@ -4,7 +4,8 @@
 //! Proprioception (`proprio_dim = 3·dof + 12`): q, q̇, commanded q, gripper opening, TCP
 //! position (world, m), TCP rotation as its first two matrix columns, episode time fraction,
 //! the task's lift height. State mode adds one token per object (`OBJECT_DIM`: position relative
-//! to the TCP, position, quaternion, linear and angular velocity) and per zone (`ZONE_DIM`:
+//! to the TCP, position, quaternion, linear and angular velocity, half extents in its own frame,
+//! 1 for a round object (a cylinder) else 0) and per zone (`ZONE_DIM`:
 //! centre relative to the TCP, centre, half extents). Images: RGB in [-0.5, 0.5] and depth / 3 m
 //! − 0.5, channel-first.
 
@@ -12,12 +13,12 @@ use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 use robots::Manipulator;
 use sim::config::ActionScale;
 use sim::state::{iso_from_pose7, ObjectState, Observation};
-use sim::task::TaskSpec;
+use sim::task::{ObjectKind, TaskSpec};
 use sim::{Action, CameraFrame};
 
 /// Action components: TCP translation (3), rotation vector (3), gripper opening target (1).
 pub const ACTION_DIM: usize = 7;
-pub const OBJECT_DIM: usize = 16;
+pub const OBJECT_DIM: usize = 20;
 pub const ZONE_DIM: usize = 9;
 /// Depth beyond this reads as the far plane in the image features (m).
 pub const DEPTH_RANGE_M: f32 = 3.0;
@@ -42,7 +43,7 @@ pub fn proprio(obs: &Observation, task: &TaskSpec) -> Vec<f32> {
     v
 }
 
-fn object_features(o: &ObjectState, ee_m: &Vector3<f64>) -> [f32; OBJECT_DIM] {
+fn object_features(o: &ObjectState, kind: &ObjectKind, ee_m: &Vector3<f64>) -> [f32; OBJECT_DIM] {
     let p = o.position_m();
     let rel = p - ee_m;
     let mut q = [
@@ -55,13 +56,17 @@ fn object_features(o: &ObjectState, ee_m: &Vector3<f64>) -> [f32; OBJECT_DIM] {
     if q[3] < 0.0 {
         q.iter_mut().for_each(|c| *c = -*c);
     }
+    let half_extents = kind.half_extents_m();
+    let round = if kind.is_round() { 1.0 } else { 0.0 };
     let mut f = [0.0f32; OBJECT_DIM];
     let values = rel
         .iter()
         .chain(p.iter())
         .chain(q.iter())
         .chain(o.lin_vel_m_s.iter())
-        .chain(o.ang_vel_rad_s.iter());
+        .chain(o.ang_vel_rad_s.iter())
+        .chain(half_extents.iter())
+        .chain(std::iter::once(&round));
     for (dst, src) in f.iter_mut().zip(values) {
         *dst = *src as f32;
     }
@@ -69,11 +74,12 @@ fn object_features(o: &ObjectState, ee_m: &Vector3<f64>) -> [f32; OBJECT_DIM] {
 }
 
 /// Object tokens (one row per object, in task order).
-pub fn objects(obs: &Observation) -> Vec<[f32; OBJECT_DIM]> {
+pub fn objects(obs: &Observation, task: &TaskSpec) -> Vec<[f32; OBJECT_DIM]> {
     let ee = iso_from_pose7(&obs.world_from_ee).translation.vector;
     obs.objects
         .iter()
-        .map(|o| object_features(o, &ee))
+        .zip(&task.objects)
+        .map(|(o, spec)| object_features(o, &spec.kind, &ee))
         .collect()
 }
 

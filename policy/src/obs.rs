@@ -98,7 +98,7 @@ impl Featurizer {
         }
         match m.obs {
             ObsMode::State => {
-                let objects = features::objects(obs);
+                let objects = features::objects(obs, task);
                 let zones = features::zones(obs, task);
                 if objects.len() > m.max_objects as usize || zones.len() > m.max_zones as usize {
                     return Err(PolicyError::Data(format!(

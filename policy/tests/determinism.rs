@@ -39,7 +39,7 @@ fn training_and_rollouts_are_deterministic() {
     }
     // Sampled rollouts: same seeds, 1 vs 2 threads, identical episodes.
     let run = |threads| {
-        let (tasks, seeds) = policy::rollout::task_variants(SkillKind::Reach, 4, 11);
+        let (tasks, seeds) = policy::rollout::task_variants(SkillKind::Reach, 4, 11, &robot);
         let cfg = policy::rollout::RolloutConfig {
             sampling: policy::rollout::Sampling::Sample { temperature: 1.0 },
             threads,

@@ -123,7 +123,11 @@ pub fn first_joint_origin(m: &Manipulator) -> Option<nalgebra::Vector3<f64>> {
     let joint = m.model.joints.get(*m.arm_joints.first()?)?;
     let poses = m.model.link_poses(&m.joint_positions(&m.home_q_rad, 0.0));
     let root_from_parent = poses.get(joint.parent).copied().unwrap_or_default();
-    Some((root_from_parent * joint.parent_from_joint).translation.vector)
+    Some(
+        (root_from_parent * joint.parent_from_joint)
+            .translation
+            .vector,
+    )
 }
 
 /// Max distance from the first arm joint's origin to the end effector over `samples`

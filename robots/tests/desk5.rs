@@ -51,7 +51,10 @@ fn desk5_home_points_the_tool_down_in_front() {
     let down = top_down([0.0; 3], 0.0).rotation;
     assert!(home.rotation.angle_to(&down) < 1e-3, "{home}");
     let p = home.translation.vector;
-    assert!(p.x > 0.12 && p.x < 0.3 && p.y.abs() < 1e-3 && p.z > 0.05, "{p}");
+    assert!(
+        p.x > 0.12 && p.x < 0.3 && p.y.abs() < 1e-3 && p.z > 0.05,
+        "{p}"
+    );
 }
 
 #[test]

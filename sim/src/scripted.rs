@@ -16,7 +16,7 @@ use crate::control::Action;
 use crate::episode::{Controller, EpisodeInfo};
 use crate::reward::half_height_m;
 use crate::state::{iso_from_pose7, Observation};
-use crate::task::{SkillKind, TaskSpec};
+use crate::task::{ObjectKind, SkillKind, TaskSpec};
 
 /// Phases of a pick-and-place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,6 +143,14 @@ impl ScriptedPickPlace {
         self.phase_steps = 0;
     }
 
+    /// How much taller than 6 cm the object is (half of it): a tall object is grasped higher,
+    /// so it is lifted that much further (0 for the easy family's cubes).
+    fn tall_extra_m(&self) -> f64 {
+        self.object
+            .and_then(|o| self.task.objects.get(o))
+            .map_or(0.0, |o| (half_height_m(&o.kind) - 0.03).max(0.0))
+    }
+
     /// Where the object should end up (centre), for place and stack.
     fn place_target(&self, obs: &Observation) -> Option<Vector3<f64>> {
         let o = self.object?;
@@ -195,10 +203,9 @@ impl ScriptedPickPlace {
         };
         if self.grasp_point.is_none() {
             let object_pose = iso_from_pose7(&object.world_from_object);
-            // Object yaw modulo a quarter turn, nearest to zero: grasp across two faces.
             let (_, _, y) = object_pose.rotation.euler_angles();
-            let q = std::f64::consts::FRAC_PI_2;
-            self.grasp_yaw = Some(y - (y / q).round() * q);
+            let spec = self.object.and_then(|o| self.task.objects.get(o));
+            self.grasp_yaw = Some(spec.map_or(y, |spec| grasp_yaw(&spec.kind, y)));
             // TCP a little above the centre, high enough that the finger tips clear the table.
             let mut grasp = object_pose.translation.vector;
             grasp.z = (grasp.z + 0.005).max(top + GRASP_MIN_HEIGHT_M);
@@ -224,7 +231,10 @@ impl ScriptedPickPlace {
                     SkillKind::Lift | SkillKind::Grasp => self.lift_height_m + 0.03,
                     _ => CLEARANCE_M,
                 };
-                (Vector3::new(p.x, p.y, top + h + 0.03), 0.0)
+                (
+                    Vector3::new(p.x, p.y, top + h + 0.03 + self.tall_extra_m()),
+                    0.0,
+                )
             }
             Phase::Carry => match place {
                 Some(t) => (above(t, CLEARANCE_M), 0.0),
@@ -309,6 +319,23 @@ impl Controller for ScriptedPickPlace {
         }
         self.last_gripper = gripper;
         ee_delta_action(&dp, &dr, gripper, &self.scale)
+    }
+}
+
+/// The grasp yaw (about world z) for an object at yaw `object_yaw_rad`, the jaws closing across
+/// two faces: a cube's nearest quarter turn to zero; a box's nearest half turn that closes the
+/// jaws across its short side; a round object's own yaw, to the nearest quarter turn.
+fn grasp_yaw(kind: &ObjectKind, object_yaw_rad: f64) -> f64 {
+    let nearest = |y: f64, period: f64| y - (y / period).round() * period;
+    let quarter = std::f64::consts::FRAC_PI_2;
+    match kind {
+        ObjectKind::Cube { size_m } if size_m[0] > size_m[1] => {
+            nearest(object_yaw_rad, std::f64::consts::PI)
+        }
+        ObjectKind::Cube { size_m } if size_m[1] > size_m[0] => {
+            nearest(object_yaw_rad + quarter, std::f64::consts::PI)
+        }
+        _ => nearest(object_yaw_rad, quarter),
     }
 }
 

@@ -103,7 +103,7 @@ impl PoseSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ObjectKind {
-    /// A box with full edge lengths `size_m`.
+    /// A box with full edge lengths `size_m` (a cube when they are equal).
     Cube { size_m: [f64; 3] },
     /// A flat cylinder lying on its face (a pancake, a coaster): axis along the object's z.
     Disc { radius_m: f64, thickness_m: f64 },
@@ -115,9 +115,38 @@ pub enum ObjectKind {
         wall_height_m: f64,
         handle_length_m: f64,
     },
+    /// An upright cylinder (a can, a bottle): axis along the object's z.
+    Cylinder { radius_m: f64, height_m: f64 },
 }
 
 impl ObjectKind {
+    /// Half extents of the object's bounding box in its own frame (m); a pan's leaves out
+    /// its handle.
+    pub fn half_extents_m(&self) -> [f64; 3] {
+        match self {
+            ObjectKind::Cube { size_m } => size_m.map(|s| s / 2.0),
+            ObjectKind::Disc {
+                radius_m,
+                thickness_m,
+            }
+            | ObjectKind::Plate {
+                radius_m,
+                thickness_m,
+            } => [*radius_m, *radius_m, thickness_m / 2.0],
+            ObjectKind::Cylinder { radius_m, height_m } => [*radius_m, *radius_m, height_m / 2.0],
+            ObjectKind::Pan {
+                radius_m,
+                wall_height_m,
+                ..
+            } => [*radius_m, *radius_m, wall_height_m / 2.0],
+        }
+    }
+
+    /// Round in plan view (cylinders, discs, plates, the pan): any grasp yaw is as good.
+    pub fn is_round(&self) -> bool {
+        !matches!(self, ObjectKind::Cube { .. })
+    }
+
     /// The object's parts in its own frame, as URDF-style primitives (cylinders along z): the
     /// one description both the physics scene and the replay draw from.
     pub fn parts(&self) -> Vec<(nalgebra::Isometry3<f64>, robots::Shape)> {
@@ -139,6 +168,9 @@ impl ObjectKind {
                 radius_m,
                 thickness_m,
             } => vec![(Isometry3::identity(), cylinder(*radius_m, *thickness_m))],
+            ObjectKind::Cylinder { radius_m, height_m } => {
+                vec![(Isometry3::identity(), cylinder(*radius_m, *height_m))]
+            }
             ObjectKind::Pan {
                 radius_m,
                 wall_height_m,
@@ -296,6 +328,10 @@ pub struct TaskSpec {
     pub goal: GoalSpec,
     /// Episode time limit (s).
     pub max_duration_s: f64,
+    /// Where the arm starts, as offsets from the robot's home per arm joint (rad; clamped
+    /// into the limits; missing entries 0, extra ones ignored). Empty: at home.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arm_start_offset_rad: Vec<f64>,
 }
 
 impl TaskSpec {
@@ -316,6 +352,9 @@ impl TaskSpec {
                 "max_duration_s".into(),
                 "must be a positive number of seconds",
             );
+        }
+        if self.arm_start_offset_rad.iter().any(|q| !q.is_finite()) {
+            return err("arm_start_offset_rad".into(), "every offset must be finite");
         }
         let t = &self.table;
         if t.size_m.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
@@ -350,6 +389,7 @@ impl TaskSpec {
                     radius_m,
                     thickness_m,
                 } => vec![*radius_m, *thickness_m],
+                ObjectKind::Cylinder { radius_m, height_m } => vec![*radius_m, *height_m],
                 ObjectKind::Pan {
                     radius_m,
                     wall_height_m,

@@ -1,5 +1,6 @@
 //! Task synthesis: new variants around signal-marked ones. A mutation perturbs the goal
-//! object's position, yaw, size (cubes), mass and friction, the target zone's position and the
+//! object's position, yaw, size (cubes, boxes and cylinders, their proportions kept), mass and
+//! friction, the target zone's position and the
 //! lift height, each clamped to the skill's generator ranges, keeps the goal object clear of
 //! the other props, and re-validates the `TaskSpec`. `task_params` places a variant in the
 //! [0, 1]-scaled parameter space the rarity signal measures.
@@ -70,13 +71,10 @@ pub fn mutate(
                 o.pose.rpy_rad[2] + gauss(rng, scale.yaw_rad),
                 &ranges.object_yaw_rad,
             );
-            if let ObjectKind::Cube { size_m } = &mut o.kind {
-                let s = clamp(
-                    size_m[0] * (1.0 + gauss(rng, scale.size)),
-                    &ranges.cube_size_m,
-                );
-                *size_m = [s; 3];
-                p[2] = top + s / 2.0;
+            if let Some(size) = family_size(&o.kind) {
+                let s = clamp(size * (1.0 + gauss(rng, scale.size)), &ranges.cube_size_m);
+                resize(&mut o.kind, size, s);
+                p[2] = top + o.kind.half_extents_m()[2];
             }
             o.mass_kg = clamp(
                 o.mass_kg * (1.0 + gauss(rng, scale.mass)),
@@ -109,6 +107,30 @@ pub fn mutate(
         }
     }
     None
+}
+
+/// The size the family's `cube_size_m` range draws: a cube's edge, a box's short side, a
+/// cylinder's diameter (none for the kitchen's props).
+fn family_size(kind: &ObjectKind) -> Option<f64> {
+    match kind {
+        ObjectKind::Cube { size_m } => Some(size_m[0].min(size_m[1])),
+        ObjectKind::Cylinder { radius_m, .. } => Some(2.0 * radius_m),
+        _ => None,
+    }
+}
+
+/// Scales a cube, box or cylinder from its [`family_size`] `from` to `to` in every dimension
+/// (its proportions kept; a side equal to `from` becomes exactly `to`).
+fn resize(kind: &mut ObjectKind, from: f64, to: f64) {
+    let scale = |d: f64| if d == from { to } else { d * to / from };
+    match kind {
+        ObjectKind::Cube { size_m } => *size_m = size_m.map(scale),
+        ObjectKind::Cylinder { radius_m, height_m } => {
+            *radius_m = to / 2.0;
+            *height_m = scale(*height_m);
+        }
+        _ => {}
+    }
 }
 
 /// The goal object and the target zone are at least `min_sep` (xy) from every other prop.
@@ -158,10 +180,7 @@ pub fn task_params(task: &TaskSpec, ranges: &TaskRanges) -> Vec<f64> {
         .and_then(|i| task.objects.get(i));
     let mut p = match goal {
         Some(o) => {
-            let size = match &o.kind {
-                ObjectKind::Cube { size_m } => unit(size_m[0], &ranges.cube_size_m),
-                _ => 0.5,
-            };
+            let size = family_size(&o.kind).map_or(0.5, |s| unit(s, &ranges.cube_size_m));
             vec![
                 unit(o.pose.xyz_m[0], &ranges.object_x_m),
                 unit(o.pose.xyz_m[1], &ranges.object_y_m),
@@ -195,6 +214,31 @@ mod tests {
     use rand::SeedableRng;
     use sim::library::sample_task;
     use sim::SkillKind;
+
+    #[test]
+    fn wide_family_mutations_keep_shapes_and_proportions() {
+        let ranges = TaskRanges::wide();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let mut kinds = [0usize; 2];
+        for _ in 0..60 {
+            let parent = sample_task(SkillKind::Lift, &ranges, &mut rng);
+            let child = mutate(&parent, &ranges, &MutationScale::default(), &mut rng)
+                .expect("a valid mutation");
+            child.validate().unwrap();
+            let ratio = |k: &ObjectKind| match k {
+                ObjectKind::Cube { size_m } => size_m[0] / size_m[1],
+                ObjectKind::Cylinder { radius_m, height_m } => height_m / radius_m,
+                _ => f64::NAN,
+            };
+            let (a, b) = (&parent.objects[0].kind, &child.objects[0].kind);
+            assert_eq!(std::mem::discriminant(a), std::mem::discriminant(b));
+            assert!((ratio(a) - ratio(b)).abs() < 1e-9, "{a:?} → {b:?}");
+            let half = b.half_extents_m()[2];
+            assert!((child.objects[0].pose.xyz_m[2] - child.table.top_z_m - half).abs() < 1e-12);
+            kinds[usize::from(b.is_round())] += 1;
+        }
+        assert!(kinds[0] > 0 && kinds[1] > 0, "{kinds:?}");
+    }
 
     #[test]
     fn mutations_stay_valid_in_range_and_near_their_parent() {

@@ -108,6 +108,27 @@ pub struct SkillTree {
 }
 
 impl SkillTree {
+    /// This tree's skills with the named family preset (`easy`, the default, or `wide`: see
+    /// [`TaskRanges::preset`]) under each skill's own range overrides.
+    pub fn with_families(mut self, preset: &str) -> Result<SkillTree> {
+        let base = TaskRanges::preset(preset).map_err(|problem| SkillsError::Tree {
+            source_name: self.name.clone(),
+            problem: format!("families: {problem}"),
+        })?;
+        for skill in &mut self.skills {
+            skill.ranges =
+                apply_ranges(base.clone(), &skill.def.ranges).map_err(|(field, problem)| {
+                    SkillsError::Skill {
+                        source_name: self.name.clone(),
+                        skill: skill.def.name.clone(),
+                        field,
+                        problem,
+                    }
+                })?;
+        }
+        Ok(self)
+    }
+
     /// This tree's task families laid out for `robot`'s workspace
     /// ([`sim::library::workspace_scale`]: unchanged for full-size arms).
     pub fn for_robot(mut self, robot: &robots::Manipulator) -> SkillTree {
@@ -264,7 +285,8 @@ fn validate_skill(
             "episodes_per_generation and train_steps must be > 0".into(),
         ));
     }
-    let ranges = apply_ranges(&def.ranges).map_err(|(field, problem)| err(&field, problem))?;
+    let ranges = apply_ranges(TaskRanges::default(), &def.ranges)
+        .map_err(|(field, problem)| err(&field, problem))?;
     Ok(Skill {
         def: def.clone(),
         kind,
@@ -272,8 +294,12 @@ fn validate_skill(
     })
 }
 
-fn apply_ranges(o: &RangeOverrides) -> std::result::Result<TaskRanges, (String, String)> {
-    let mut r = TaskRanges::default();
+/// `base` with a skill's range overrides written over it.
+fn apply_ranges(
+    base: TaskRanges,
+    o: &RangeOverrides,
+) -> std::result::Result<TaskRanges, (String, String)> {
+    let mut r = base;
     let fields: [(&str, Option<[f64; 2]>, &mut Range, bool); 8] = [
         ("object_x_m", o.object_x_m, &mut r.object_x_m, false),
         ("object_y_m", o.object_y_m, &mut r.object_y_m, false),

@@ -16,6 +16,11 @@ pub struct EvolveArgs {
     pub tree: String,
     #[arg(long, default_value = "ur5e")]
     pub robot: String,
+    /// Task families: `easy` (cubes of 4.5–5.5 cm in a small patch) or `wide` (cubes, boxes
+    /// and cylinders of 3–7 cm, 0.05–1 kg, anywhere on the table, a distractor, the arm
+    /// started away from home) [default: easy, or the config's].
+    #[arg(long)]
+    pub families: Option<String>,
     /// The run directory (config, checkpoints, golden data, metrics, reports).
     #[arg(long, default_value = "runs/default")]
     pub out: PathBuf,
@@ -104,6 +109,9 @@ fn config(args: &EvolveArgs) -> anyhow::Result<EvolveConfig> {
     };
     cfg.tree.clone_from(&args.tree);
     cfg.robot.clone_from(&args.robot);
+    if let Some(families) = &args.families {
+        cfg.families.clone_from(families);
+    }
     if let Some(g) = args.generations {
         cfg.generations = g;
     }

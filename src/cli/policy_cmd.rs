@@ -218,7 +218,8 @@ fn robot_for(
 ) -> anyhow::Result<Arc<robots::Manipulator>> {
     let name = arg.unwrap_or(&policy.meta.robot_name);
     Ok(Arc::new(
-        robots::load_manipulator_for_sim(name, None).with_context(|| format!("loading robot `{name}`"))?,
+        robots::load_manipulator_for_sim(name, None)
+            .with_context(|| format!("loading robot `{name}`"))?,
     ))
 }
 

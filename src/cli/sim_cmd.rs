@@ -35,6 +35,10 @@ pub struct SimArgs {
     /// Task family: reach, push, grasp, lift, place, stack, flip.
     #[arg(long, default_value = "lift")]
     pub task: String,
+    /// Task families: `easy` or `wide` (cubes, boxes and cylinders of 3–7 cm, 0.05–1 kg,
+    /// anywhere on the table, a distractor, the arm started away from home).
+    #[arg(long, default_value = "easy")]
+    pub families: String,
     /// A TaskSpec JSON file used for every episode instead of sampling the family.
     #[arg(long)]
     pub task_file: Option<PathBuf>,
@@ -140,7 +144,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     if args.threads == Some(0) {
         anyhow::bail!("--threads must be at least 1");
     }
-    let ranges = TaskRanges::for_robot(&robot);
+    let ranges = TaskRanges::preset(&args.families)
+        .map_err(|e| anyhow::anyhow!("--families {e}"))?
+        .scaled(sim::library::workspace_scale(&robot));
     let tasks = move |_: usize, rng: &mut rand_chacha::ChaCha8Rng| match &fixed_task {
         Some(t) => t.clone(),
         None => sample_task(skill, &ranges, rng),

@@ -76,7 +76,11 @@ impl Scene {
         params.normalized_prediction_distance = config.prediction_distance_m as f32;
         let environment = props::build_environment(&mut world, task, task.table.friction as f32);
         let world_from_root = Isometry3::translation(0.0, 0.0, task.table.top_z_m);
-        let q_home = robot.home_q_rad.clone();
+        let mut q_home = robot.home_q_rad.clone();
+        for (q, offset) in q_home.iter_mut().zip(&task.arm_start_offset_rad) {
+            *q += offset;
+        }
+        robot.clamp_arm(&mut q_home);
         let with_fingers = task.tool == ToolKind::Gripper;
         let mut articulation = RobotArticulation::build(
             &mut world,
@@ -228,8 +232,10 @@ impl Scene {
 
     /// Starts a control period: the contact summary and motor energy accumulate from here.
     pub fn begin_control_period(&mut self) {
-        self.contacts =
-            ContactSummary::new(self.articulation.finger_colliders.len(), self.task.objects.len());
+        self.contacts = ContactSummary::new(
+            self.articulation.finger_colliders.len(),
+            self.task.objects.len(),
+        );
         self.motor_energy_j = 0.0;
         self.period_start_s = self.time_s;
         self.period_physics_steps = 0;

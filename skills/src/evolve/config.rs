@@ -178,6 +178,9 @@ pub struct EvolveConfig {
     /// `default` (the embedded tree) or a TOML file.
     pub tree: String,
     pub robot: String,
+    /// The task families' preset under the tree's overrides: `easy` or `wide`
+    /// ([`sim::library::TaskRanges::preset`]).
+    pub families: String,
     pub generations: usize,
     /// Stop after the generation in which this many episodes have been simulated (equal
     /// budgets for the ablation); none: run all generations.
@@ -332,6 +335,7 @@ impl Default for EvolveConfig {
         EvolveConfig {
             tree: "default".into(),
             robot: "ur5e".into(),
+            families: "easy".into(),
             generations: 12,
             episode_budget: None,
             targets: vec!["lift".into()],

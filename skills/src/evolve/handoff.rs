@@ -44,6 +44,7 @@ pub fn prerequisite_view(prerequisite: &Skill, task: &TaskSpec, seed: u64) -> Op
         tool: task.tool,
         goal: own.goal,
         max_duration_s: own.max_duration_s,
+        arm_start_offset_rad: task.arm_start_offset_rad.clone(),
     })
 }
 

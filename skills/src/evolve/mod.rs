@@ -129,7 +129,9 @@ pub fn prepare(dir: &Path, cfg: EvolveConfig, resume: bool) -> Result<Context> {
         robots::load_manipulator_for_sim(&cfg.robot, None)
             .map_err(|e| SkillsError::run("robot", e.to_string()))?,
     );
-    let tree = SkillTree::named(&cfg.tree)?.for_robot(&robot);
+    let tree = SkillTree::named(&cfg.tree)?
+        .with_families(&cfg.families)?
+        .for_robot(&robot);
     let closure = closure(&tree, &cfg.targets)?;
     let mut sim = SimConfig::default();
     sim.cameras.clear();
