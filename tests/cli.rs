@@ -95,6 +95,18 @@ fn bad_inputs_give_clear_errors() {
 
     let err = stderr(&coevolve(&["sim", "--episodes", "0"]));
     assert!(err.contains("--episodes"), "{err}");
+
+    let err = stderr(&coevolve(&["sim", "--families", "huge", "--episodes", "1"]));
+    assert!(err.contains("huge") && err.contains("easy or wide"), "{err}");
+    let out = dir.path().join("run");
+    let err = stderr(&coevolve(&[
+        "evolve",
+        "--families",
+        "huge",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert!(err.contains("families") && err.contains("huge"), "{err}");
 }
 
 #[test]
