@@ -97,7 +97,10 @@ fn bad_inputs_give_clear_errors() {
     assert!(err.contains("--episodes"), "{err}");
 
     let err = stderr(&coevolve(&["sim", "--families", "huge", "--episodes", "1"]));
-    assert!(err.contains("huge") && err.contains("easy or wide"), "{err}");
+    assert!(
+        err.contains("huge") && err.contains("easy or wide"),
+        "{err}"
+    );
     let out = dir.path().join("run");
     let err = stderr(&coevolve(&[
         "evolve",
