@@ -74,7 +74,7 @@ fn early_stopping_saves_compute(
     policy: &policy::Policy,
     robot: &std::sync::Arc<robots::Manipulator>,
 ) {
-    let (tasks, seeds) = task_variants(SkillKind::Lift, 32, 2024, &robot);
+    let (tasks, seeds) = task_variants(SkillKind::Lift, 32, 2024, robot);
     let run = |audit: bool, audit_every: usize| {
         let cfg = RolloutConfig {
             sampling: Sampling::Greedy,
