@@ -71,24 +71,12 @@ pub enum Failure {
 
 /// Half the object's height along its own z (cubes, discs), for resting tests.
 pub fn half_height_m(kind: &ObjectKind) -> f64 {
-    match kind {
-        ObjectKind::Cube { size_m } => size_m[2] / 2.0,
-        ObjectKind::Disc { thickness_m, .. } | ObjectKind::Plate { thickness_m, .. } => {
-            thickness_m / 2.0
-        }
-        ObjectKind::Cylinder { height_m, .. } => height_m / 2.0,
-        ObjectKind::Pan { wall_height_m, .. } => wall_height_m / 2.0,
-    }
+    kind.half_extents_m()[2]
 }
 
 fn half_width_m(kind: &ObjectKind) -> f64 {
-    match kind {
-        ObjectKind::Cube { size_m } => size_m[0].min(size_m[1]) / 2.0,
-        ObjectKind::Disc { radius_m, .. }
-        | ObjectKind::Cylinder { radius_m, .. }
-        | ObjectKind::Plate { radius_m, .. }
-        | ObjectKind::Pan { radius_m, .. } => *radius_m,
-    }
+    let h = kind.half_extents_m();
+    h[0].min(h[1])
 }
 
 /// Objects `a` and `b` touch at the end of the step.
