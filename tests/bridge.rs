@@ -55,7 +55,7 @@ fn deployed_policy_performs_on_the_simulated_arm_like_in_simulation() {
         "--controller",
         "scripted",
         "--episodes",
-        "60",
+        "120",
         "--seed",
         "1",
         "--out",
@@ -76,7 +76,7 @@ fn deployed_policy_performs_on_the_simulated_arm_like_in_simulation() {
         "--size",
         "tiny",
         "--steps",
-        "400",
+        "600",
         "--device",
         "cpu",
     ]);
