@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 
 use common::{coevolve, json};
 
-const EPISODES: usize = 20;
+const EPISODES: usize = 40;
 const EVAL_SEED: &str = "1000";
 
 fn free_port() -> u16 {
