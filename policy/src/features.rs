@@ -13,7 +13,7 @@ use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 use robots::Manipulator;
 use sim::config::ActionScale;
 use sim::state::{iso_from_pose7, ObjectState, Observation};
-use sim::task::{ObjectKind, TaskSpec};
+use sim::task::{ObjectKind, TaskSpec, ZoneSpec};
 use sim::{Action, CameraFrame};
 
 /// Action components: TCP translation (3), rotation vector (3), gripper opening target (1).
@@ -29,18 +29,37 @@ pub fn proprio_dim(dof: usize) -> usize {
 
 /// Proprioception of `obs` for `task`.
 pub fn proprio(obs: &Observation, task: &TaskSpec) -> Vec<f32> {
-    let mut v = Vec::with_capacity(proprio_dim(obs.q_rad.len()));
-    v.extend(obs.q_rad.iter().map(|x| *x as f32));
-    v.extend(obs.qd_rad_s.iter().map(|x| *x as f32));
-    v.extend(obs.q_target_rad.iter().map(|x| *x as f32));
-    v.push(obs.gripper_opening as f32);
-    let ee = iso_from_pose7(&obs.world_from_ee);
-    v.extend(ee.translation.vector.iter().map(|x| *x as f32));
-    let r = ee.rotation.to_rotation_matrix();
-    v.extend(r.matrix().columns(0, 2).iter().map(|x| *x as f32));
-    v.push((obs.time_s / task.max_duration_s.max(1e-6)) as f32);
-    v.push(task.goal.lift_height_m as f32);
+    let mut v = vec![0.0; proprio_dim(obs.q_rad.len())];
+    proprio_into(obs, task, &mut v);
     v
+}
+
+/// [`proprio`] into `out` (`proprio_dim` long; allocates nothing).
+pub fn proprio_into(obs: &Observation, task: &TaskSpec, out: &mut [f32]) {
+    let ee = iso_from_pose7(&obs.world_from_ee);
+    let r = ee.rotation.to_rotation_matrix();
+    let columns = r.matrix().columns(0, 2);
+    let values = obs
+        .q_rad
+        .iter()
+        .chain(&obs.qd_rad_s)
+        .chain(&obs.q_target_rad)
+        .chain(std::iter::once(&obs.gripper_opening))
+        .chain(ee.translation.vector.iter())
+        .chain(columns.iter())
+        .copied()
+        .chain([
+            obs.time_s / task.max_duration_s.max(1e-6),
+            task.goal.lift_height_m,
+        ]);
+    for (dst, src) in out.iter_mut().zip(values) {
+        *dst = src as f32;
+    }
+}
+
+/// One object's token features (see the module docs); `ee_m`: the TCP position (world, m).
+pub fn object_token(o: &ObjectState, kind: &ObjectKind, ee_m: &Vector3<f64>) -> [f32; OBJECT_DIM] {
+    object_features(o, kind, ee_m)
 }
 
 fn object_features(o: &ObjectState, kind: &ObjectKind, ee_m: &Vector3<f64>) -> [f32; OBJECT_DIM] {
@@ -86,23 +105,23 @@ pub fn objects(obs: &Observation, task: &TaskSpec) -> Vec<[f32; OBJECT_DIM]> {
 /// Zone tokens (one row per zone of the task).
 pub fn zones(obs: &Observation, task: &TaskSpec) -> Vec<[f32; ZONE_DIM]> {
     let ee = iso_from_pose7(&obs.world_from_ee).translation.vector;
-    task.zones
+    task.zones.iter().map(|z| zone_token(z, &ee)).collect()
+}
+
+/// One zone's token features; `ee_m`: the TCP position (world, m).
+pub fn zone_token(z: &ZoneSpec, ee_m: &Vector3<f64>) -> [f32; ZONE_DIM] {
+    let c = Vector3::from(z.center_m);
+    let mut f = [0.0f32; ZONE_DIM];
+    let rel = c - ee_m;
+    let values = rel
         .iter()
-        .map(|z| {
-            let c = Vector3::from(z.center_m);
-            let mut f = [0.0f32; ZONE_DIM];
-            let rel = c - ee;
-            let values = rel
-                .iter()
-                .copied()
-                .chain(z.center_m)
-                .chain(z.half_extents_m);
-            for (dst, src) in f.iter_mut().zip(values) {
-                *dst = src as f32;
-            }
-            f
-        })
-        .collect()
+        .copied()
+        .chain(z.center_m)
+        .chain(z.half_extents_m);
+    for (dst, src) in f.iter_mut().zip(values) {
+        *dst = src as f32;
+    }
+    f
 }
 
 /// Appends a camera frame as 4 channel-first planes (R, G, B, depth).

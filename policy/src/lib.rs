@@ -14,6 +14,7 @@ pub mod device;
 pub mod error;
 pub mod features;
 pub mod grpo;
+pub mod host;
 pub mod loss;
 pub mod model;
 pub mod obs;

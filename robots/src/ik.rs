@@ -15,9 +15,12 @@
 //! the position alone, so the orientation axis it cannot reach is given up instead of being
 //! traded against position.
 
-use nalgebra::{DMatrix, DVector, Isometry3, Vector3};
+use std::cell::RefCell;
+
+use nalgebra::{Isometry3, Matrix6xX, Vector3};
 use serde::{Deserialize, Serialize};
 
+use crate::dls::{damped_solve, prioritised_step, PriorityScratch, MAX_ROWS};
 use crate::manipulator::{clamp_to, Manipulator};
 use crate::model::JointLimits;
 use crate::rng::SplitMix64;
@@ -115,7 +118,7 @@ impl Manipulator {
         q_seed_rad: &[f64],
         cfg: &IkConfig,
     ) -> IkSolution {
-        self.solver(root_from_target, cfg, true).solve(q_seed_rad)
+        self.solve(root_from_target, q_seed_rad, cfg, true)
     }
 
     /// [`Manipulator::ik`] without restarts: damped least squares from `q_seed_rad` only,
@@ -128,13 +131,15 @@ impl Manipulator {
         q_seed_rad: &[f64],
         cfg: &IkConfig,
     ) -> IkSolution {
-        self.solver(root_from_target, cfg, false).solve(q_seed_rad)
+        self.solve(root_from_target, q_seed_rad, cfg, false)
     }
 
     /// One servo step of the commanded arm targets `q_target_rad` towards `root_from_target`:
     /// [`Manipulator::ik_local`] from the targets, each joint's change capped at its velocity
     /// limit times `dt_s` (no cap where the model gives none), then the position limits.
     /// False (targets unchanged) when the solver returns a non-finite configuration.
+    /// Allocates nothing once the calling thread has solved for an arm of this many joints
+    /// (a control loop's steady state).
     pub fn servo_step(
         &self,
         q_target_rad: &mut [f64],
@@ -142,23 +147,47 @@ impl Manipulator {
         cfg: &IkConfig,
         dt_s: f64,
     ) -> bool {
-        let solution = self.ik_local(root_from_target, q_target_rad, cfg);
-        if !solution.q_rad.iter().all(|q| q.is_finite()) {
-            return false;
-        }
-        for ((q, s), l) in q_target_rad
-            .iter_mut()
-            .zip(&solution.q_rad)
-            .zip(self.arm_limits())
-        {
-            let max_step = if l.velocity.is_finite() && l.velocity > 0.0 {
-                l.velocity * dt_s
-            } else {
-                f64::INFINITY
-            };
-            *q = clamp_to(*q + (s - *q).clamp(-max_step, max_step), &l);
-        }
-        true
+        with_workspace(self.dof(), |ws| {
+            let solver = self.solver(root_from_target, cfg, false);
+            solver.solve(ws, q_target_rad);
+            if !ws.best_q.iter().all(|q| q.is_finite()) {
+                return false;
+            }
+            for ((q, s), &j) in q_target_rad
+                .iter_mut()
+                .zip(&ws.best_q)
+                .zip(&self.arm_joints)
+            {
+                let l = &self.model.joints[j].limits;
+                let max_step = if l.velocity.is_finite() && l.velocity > 0.0 {
+                    l.velocity * dt_s
+                } else {
+                    f64::INFINITY
+                };
+                *q = clamp_to(*q + (s - *q).clamp(-max_step, max_step), l);
+            }
+            true
+        })
+    }
+
+    fn solve(
+        &self,
+        root_from_target: &Isometry3<f64>,
+        q_seed_rad: &[f64],
+        cfg: &IkConfig,
+        restarts: bool,
+    ) -> IkSolution {
+        with_workspace(self.dof(), |ws| {
+            let solver = self.solver(root_from_target, cfg, restarts);
+            let (r, iterations) = solver.solve(ws, q_seed_rad);
+            IkSolution {
+                converged: solver.converged(&r),
+                q_rad: ws.best_q.clone(),
+                iterations,
+                pos_err_m: r.pos_err_m,
+                rot_err_rad: r.rot_err_rad,
+            }
+        })
     }
 
     fn solver<'a>(
@@ -177,10 +206,67 @@ impl Manipulator {
             target: root_from_target,
             cfg,
             restarts,
-            limits: self.arm_limits(),
             weight,
             prioritise_position: weight > 0.0 && self.dof() < 6,
         }
+    }
+}
+
+thread_local! {
+    /// Each thread's solver buffers, kept between solves.
+    static WORKSPACE: RefCell<Workspace> = RefCell::new(Workspace::default());
+}
+
+/// Runs `f` with this thread's workspace sized for `n` joints.
+fn with_workspace<T>(n: usize, f: impl FnOnce(&mut Workspace) -> T) -> T {
+    WORKSPACE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut ws) => {
+            ws.resize(n);
+            f(&mut ws)
+        }
+        // Only reachable by a solve inside a solve; a fresh workspace keeps it correct.
+        Err(_) => {
+            let mut ws = Workspace::default();
+            ws.resize(n);
+            f(&mut ws)
+        }
+    })
+}
+
+/// The solver's buffers for an arm of `n` joints.
+#[derive(Debug, Default)]
+struct Workspace {
+    limits: Vec<JointLimits>,
+    q: Vec<f64>,
+    q_new: Vec<f64>,
+    best_q: Vec<f64>,
+    candidate: Vec<f64>,
+    dq: Vec<f64>,
+    step: Vec<f64>,
+    frozen: Vec<bool>,
+    jac: Matrix6xX<f64>,
+    /// The weighted Jacobian (rows × n, row-major) and its copy with frozen columns zeroed.
+    jw: Vec<f64>,
+    jf: Vec<f64>,
+    priority: PriorityScratch,
+}
+
+impl Workspace {
+    fn resize(&mut self, n: usize) {
+        for v in [
+            &mut self.q,
+            &mut self.q_new,
+            &mut self.best_q,
+            &mut self.candidate,
+            &mut self.dq,
+            &mut self.step,
+        ] {
+            v.resize(n, 0.0);
+        }
+        self.frozen.resize(n, false);
+        self.jw.resize(MAX_ROWS * n, 0.0);
+        self.jf.resize(MAX_ROWS * n, 0.0);
+        self.priority.resize(n);
     }
 }
 
@@ -188,7 +274,6 @@ struct Solver<'a> {
     manipulator: &'a Manipulator,
     target: &'a Isometry3<f64>,
     cfg: &'a IkConfig,
-    limits: Vec<JointLimits>,
     weight: f64,
     /// Restart from random configurations when an attempt stalls (else stop there).
     restarts: bool,
@@ -196,10 +281,11 @@ struct Solver<'a> {
     prioritise_position: bool,
 }
 
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 struct Residual {
-    /// Weighted error vector: position (m) then weighted rotation vector (3 or 6 rows).
-    e: DVector<f64>,
+    /// Weighted error vector: position (m) then weighted rotation vector (`rows` of them).
+    e: [f64; MAX_ROWS],
+    rows: usize,
     /// Unweighted position (m) and rotation-vector (rad) errors, root frame.
     pos: Vector3<f64>,
     rot: Vector3<f64>,
@@ -209,21 +295,29 @@ struct Residual {
 
 impl Residual {
     fn cost(&self) -> f64 {
-        self.e.norm_squared()
+        self.e[..self.rows].iter().map(|x| x * x).sum()
     }
 }
 
 impl Solver<'_> {
-    fn solve(&self, q_seed_rad: &[f64]) -> IkSolution {
-        let mut q: Vec<f64> = (0..self.limits.len())
-            .map(|i| {
-                let seed = q_seed_rad.get(i).or(self.manipulator.home_q_rad.get(i));
-                let value = seed.copied().filter(|v| v.is_finite()).unwrap_or(0.0);
-                clamp_to(value, &self.limits[i])
-            })
-            .collect();
-        let mut r = self.residual(&q);
-        let mut best = (q.clone(), r.clone());
+    /// Solves into `ws.best_q`; returns the best residual and the iterations used.
+    fn solve(&self, ws: &mut Workspace, q_seed_rad: &[f64]) -> (Residual, usize) {
+        ws.limits.clear();
+        let joints = &self.manipulator.model.joints;
+        ws.limits.extend(
+            self.manipulator
+                .arm_joints
+                .iter()
+                .map(|&j| joints[j].limits),
+        );
+        for (i, q) in ws.q.iter_mut().enumerate() {
+            let seed = q_seed_rad.get(i).or(self.manipulator.home_q_rad.get(i));
+            let value = seed.copied().filter(|v| v.is_finite()).unwrap_or(0.0);
+            *q = clamp_to(value, &ws.limits[i]);
+        }
+        let mut r = self.residual(&ws.q);
+        ws.best_q.copy_from_slice(&ws.q);
+        let mut best = r;
         // Damping = mu * min(λ, ‖e‖): λ far from the target, shrinking to Gauss-Newton near
         // it; mu grows after a rejected step (Levenberg-Marquardt) and decays after a good one.
         let mut mu = 1.0;
@@ -232,14 +326,14 @@ impl Solver<'_> {
         let mut iterations = 0;
         while !self.converged(&r) && iterations < self.cfg.max_iterations {
             iterations += 1;
-            let jac = self.weighted_jacobian(&q, r.e.len());
+            self.weighted_jacobian(ws, r.rows);
             let mut accepted = false;
             for _ in 0..TRIALS_PER_ITERATION {
                 let damping = mu * self.min_damping().min(r.cost().sqrt()).max(1e-9);
-                let q_new = self.step(&q, &r, &jac, damping);
-                let r_new = self.residual(&q_new);
+                self.step(ws, &r, damping);
+                let r_new = self.residual(&ws.q_new);
                 if r_new.cost() < r.cost() {
-                    q = q_new;
+                    std::mem::swap(&mut ws.q, &mut ws.q_new);
                     r = r_new;
                     mu = (mu * 0.5).max(1.0);
                     accepted = true;
@@ -247,48 +341,37 @@ impl Solver<'_> {
                 }
                 mu *= 4.0;
             }
-            if r.cost() < best.1.cost() {
-                best = (q.clone(), r.clone());
+            if r.cost() < best.cost() {
+                ws.best_q.copy_from_slice(&ws.q);
+                best = r;
             }
             if !self.converged(&r) && (attempt.stalled(&r) || !accepted) {
                 if !self.restarts {
                     break;
                 }
-                (q, r) = self.restart_seed(&mut rng);
+                r = self.restart_seed(ws, &mut rng);
                 mu = 1.0;
                 attempt = Attempt::new(&r);
             }
         }
-        let (q_rad, r) = best;
-        IkSolution {
-            converged: self.converged(&r),
-            q_rad,
-            iterations,
-            pos_err_m: r.pos_err_m,
-            rot_err_rad: r.rot_err_rad,
-        }
+        (best, iterations)
     }
 
-    /// The best (lowest cost) of [`RESTART_CANDIDATES`] random configurations within the
-    /// limits (forward kinematics only).
-    fn restart_seed(&self, rng: &mut SplitMix64) -> (Vec<f64>, Residual) {
-        let mut sample = || {
-            let q: Vec<f64> = self
-                .limits
-                .iter()
-                .map(|l| rng.in_limits(l.lower, l.upper))
-                .collect();
-            let r = self.residual(&q);
-            (q, r)
-        };
-        let mut best = sample();
-        for _ in 1..RESTART_CANDIDATES {
-            let candidate = sample();
-            if candidate.1.cost() < best.1.cost() {
-                best = candidate;
+    /// Puts into `ws.q` the best (lowest cost) of [`RESTART_CANDIDATES`] random
+    /// configurations within the limits (forward kinematics only); returns its residual.
+    fn restart_seed(&self, ws: &mut Workspace, rng: &mut SplitMix64) -> Residual {
+        let mut best: Option<Residual> = None;
+        for _ in 0..RESTART_CANDIDATES {
+            for (q, l) in ws.candidate.iter_mut().zip(&ws.limits) {
+                *q = rng.in_limits(l.lower, l.upper);
+            }
+            let r = self.residual(&ws.candidate);
+            if best.is_none_or(|b| r.cost() < b.cost()) {
+                ws.q.copy_from_slice(&ws.candidate);
+                best = Some(r);
             }
         }
-        best
+        best.unwrap_or_else(|| self.residual(&ws.q))
     }
 
     fn min_damping(&self) -> f64 {
@@ -308,18 +391,22 @@ impl Solver<'_> {
         let ee = self.manipulator.fk(q);
         let pos: Vector3<f64> = self.target.translation.vector - ee.translation.vector;
         let rot: Vector3<f64> = (self.target.rotation * ee.rotation.inverse()).scaled_axis();
-        let e = if self.weight == 0.0 {
-            DVector::from_column_slice(pos.as_slice())
+        let mut e = [0.0; MAX_ROWS];
+        e[..3].copy_from_slice(pos.as_slice());
+        let rows = if self.weight == 0.0 {
+            3
         } else {
             let w = if self.prioritise_position {
                 rot * (self.weight * PRIORITY_ROT_WEIGHT)
             } else {
                 rot * self.weight
             };
-            DVector::from_column_slice(&[pos.x, pos.y, pos.z, w.x, w.y, w.z])
+            e[3..].copy_from_slice(w.as_slice());
+            6
         };
         Residual {
             e,
+            rows,
             pos,
             rot,
             pos_err_m: pos.norm(),
@@ -327,48 +414,55 @@ impl Solver<'_> {
         }
     }
 
-    /// The Jacobian with its rotation rows scaled by the orientation weight (3 rows when the
-    /// weight is 0; unscaled under position priority, whose step weighs nothing).
-    fn weighted_jacobian(&self, q: &[f64], rows: usize) -> DMatrix<f64> {
-        let jac = self.manipulator.jacobian(q);
-        let mut jw = DMatrix::<f64>::zeros(rows, q.len());
-        for c in 0..q.len() {
+    /// The Jacobian at `ws.q` into `ws.jw` (row-major), its rotation rows scaled by the
+    /// orientation weight (3 rows when the weight is 0; unscaled under position priority,
+    /// whose step weighs nothing).
+    fn weighted_jacobian(&self, ws: &mut Workspace, rows: usize) {
+        self.manipulator.jacobian_to(&ws.q, &mut ws.jac);
+        let n = ws.q.len();
+        for c in 0..n {
             for row in 0..rows {
                 let scale = if row < 3 || self.prioritise_position {
                     1.0
                 } else {
                     self.weight
                 };
-                jw[(row, c)] = jac[(row, c)] * scale;
+                ws.jw[row * n + c] = ws.jac[(row, c)] * scale;
             }
         }
-        jw
     }
 
-    /// One damped-least-squares step from `q`, clamped to the limits. Joints at a limit that
-    /// the step would push further out are frozen and the step is recomputed.
-    fn step(&self, q: &[f64], r: &Residual, jw: &DMatrix<f64>, damping: f64) -> Vec<f64> {
-        let n = q.len();
-        let mut frozen = vec![false; n];
-        let mut dq = DVector::zeros(n);
+    /// One damped-least-squares step from `ws.q` into `ws.q_new`, clamped to the limits.
+    /// Joints at a limit that the step would push further out are frozen and the step is
+    /// recomputed.
+    fn step(&self, ws: &mut Workspace, r: &Residual, damping: f64) {
+        let n = ws.q.len();
+        let rows = r.rows;
+        ws.frozen.fill(false);
+        ws.dq.fill(0.0);
         for _ in 0..=n {
-            let mut jf = jw.clone();
-            for (c, _) in frozen.iter().enumerate().filter(|(_, f)| **f) {
-                jf.column_mut(c).fill(0.0);
+            ws.jf[..rows * n].copy_from_slice(&ws.jw[..rows * n]);
+            for (c, _) in ws.frozen.iter().enumerate().filter(|(_, f)| **f) {
+                for row in 0..rows {
+                    ws.jf[row * n + c] = 0.0;
+                }
             }
             let solved = if self.prioritise_position {
-                prioritised_step(&jf, r, damping)
+                let (pos, rot) = (r.pos.into(), r.rot.into());
+                prioritised_step(&ws.jf, &pos, &rot, damping, &mut ws.priority, &mut ws.step)
             } else {
-                damped_solve(&jf, &r.e, damping)
+                damped_solve(&ws.jf[..rows * n], rows, &r.e, damping, &mut ws.step)
             };
-            let Some(step) = solved else { break };
-            dq = step;
+            if !solved {
+                break;
+            }
+            ws.dq.copy_from_slice(&ws.step);
             let mut changed = false;
-            for (i, l) in self.limits.iter().enumerate() {
-                let at_lower = q[i] <= l.lower + 1e-12 && dq[i] < 0.0;
-                let at_upper = q[i] >= l.upper - 1e-12 && dq[i] > 0.0;
-                if !frozen[i] && (at_lower || at_upper) {
-                    frozen[i] = true;
+            for (i, l) in ws.limits.iter().enumerate() {
+                let at_lower = ws.q[i] <= l.lower + 1e-12 && ws.dq[i] < 0.0;
+                let at_upper = ws.q[i] >= l.upper - 1e-12 && ws.dq[i] > 0.0;
+                if !ws.frozen[i] && (at_lower || at_upper) {
+                    ws.frozen[i] = true;
                     changed = true;
                 }
             }
@@ -376,41 +470,13 @@ impl Solver<'_> {
                 break;
             }
         }
-        let largest = dq.amax();
+        let largest = ws.dq.iter().fold(0.0f64, |m, d| m.max(d.abs()));
         let max_step = self.cfg.max_step_rad;
         if max_step.is_finite() && max_step > 0.0 && largest > max_step {
-            dq *= max_step / largest;
+            ws.dq.iter_mut().for_each(|d| *d *= max_step / largest);
         }
-        q.iter()
-            .zip(dq.iter())
-            .zip(&self.limits)
-            .map(|((qi, di), l)| clamp_to(qi + di, l))
-            .collect()
+        for (((out, qi), di), l) in ws.q_new.iter_mut().zip(&ws.q).zip(&ws.dq).zip(&ws.limits) {
+            *out = clamp_to(qi + di, l);
+        }
     }
-}
-
-/// `jᵀ (j jᵀ + λ² I)⁻¹ e`: the damped least-squares step; `None` when the system is singular.
-fn damped_solve(j: &DMatrix<f64>, e: &DVector<f64>, damping: f64) -> Option<DVector<f64>> {
-    let rows = j.nrows();
-    let a = j * j.transpose() + DMatrix::identity(rows, rows) * (damping * damping);
-    let chol = a.cholesky()?;
-    Some(j.transpose() * chol.solve(e))
-}
-
-/// The position-first step of a 6-row Jacobian `j`: the damped step for the position error,
-/// plus the damped step for what is left of the rotation error within the null space of the
-/// position rows (so it does not move the end effector's origin, to first order).
-fn prioritised_step(j: &DMatrix<f64>, r: &Residual, damping: f64) -> Option<DVector<f64>> {
-    let n = j.ncols();
-    let jp = j.rows(0, 3).into_owned();
-    let jo = j.rows(3, 3).into_owned();
-    let a = &jp * jp.transpose() + DMatrix::identity(3, 3) * (damping * damping);
-    let chol = a.cholesky()?;
-    let jp_pinv = jp.transpose() * chol.inverse();
-    let dq_pos = &jp_pinv * DVector::from_column_slice(r.pos.as_slice());
-    let null = DMatrix::identity(n, n) - &jp_pinv * &jp;
-    let jo_null = &jo * &null;
-    let rot_left = DVector::from_column_slice(r.rot.as_slice()) - &jo * &dq_pos;
-    let dq_rot = damped_solve(&jo_null, &rot_left, damping)?;
-    Some(dq_pos + null * dq_rot)
 }

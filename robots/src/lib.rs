@@ -19,6 +19,7 @@
 //! `rpy` is fixed-axis, R = Rz(yaw)·Ry(pitch)·Rx(roll).
 
 pub mod builtin;
+mod dls;
 pub mod error;
 mod hash;
 pub mod home;

@@ -3,7 +3,7 @@
 use nalgebra::{Isometry3, Matrix6xX, Vector3};
 
 use crate::error::{Result, RobotError};
-use crate::model::{JointId, JointKind, JointLimits, LinkId, RobotModel};
+use crate::model::{Joint, JointId, JointKind, JointLimits, LinkId, RobotModel};
 
 /// An arm with an end-effector link and (optionally) gripper joints.
 ///
@@ -20,6 +20,23 @@ pub struct Manipulator {
     pub gripper_joints: Vec<JointId>,
     pub ee_link: LinkId,
     pub home_q_rad: Vec<f64>,
+    /// The root → end-effector chain, precomputed so that kinematics allocates nothing.
+    chain: Vec<ChainJoint>,
+}
+
+/// A joint of the root → end-effector chain and how its position follows the arm
+/// configuration: `scale · base + shift` (a mimic chain followed to its source), `base` being
+/// arm joint `source` (its home where the configuration is short) or the constant `base_const`
+/// (a gripper joint closed, a fixed joint 0).
+#[derive(Clone, Debug)]
+struct ChainJoint {
+    joint: JointId,
+    source: Option<usize>,
+    base_const: f64,
+    scale: f64,
+    shift: f64,
+    /// The Jacobian column this joint contributes to, with its weight.
+    column: Option<(usize, f64)>,
 }
 
 impl Manipulator {
@@ -51,13 +68,58 @@ impl Manipulator {
             .iter()
             .map(|&j| default_home(&model.joints[j].limits))
             .collect();
-        Ok(Self {
+        let mut manipulator = Self {
             model,
             arm_joints,
             gripper_joints,
             ee_link: ee,
             home_q_rad,
-        })
+            chain: Vec::new(),
+        };
+        manipulator.chain = manipulator.build_chain();
+        Ok(manipulator)
+    }
+
+    /// The chain's joints with their position rules (as [`Manipulator::joint_positions`] with
+    /// the gripper closed, then [`RobotModel::effective_position`]).
+    fn build_chain(&self) -> Vec<ChainJoint> {
+        self.model
+            .chain_to(self.ee_link)
+            .into_iter()
+            .map(|joint| {
+                let (mut id, mut scale, mut shift) = (joint, 1.0, 0.0);
+                for _ in 0..=self.model.joints.len() {
+                    match self.model.joints.get(id).and_then(|j| j.mimic.as_ref()) {
+                        Some(m) => {
+                            shift += scale * m.offset;
+                            scale *= m.multiplier;
+                            id = m.joint;
+                        }
+                        None => break,
+                    }
+                }
+                let source = self.arm_joints.iter().position(|&a| a == id);
+                let base_const = match self.model.joints.get(id) {
+                    Some(j) if source.is_none() && self.gripper_joints.contains(&id) => {
+                        let l = &j.limits;
+                        if l.lower.is_finite() && l.upper.is_finite() {
+                            l.lower + (l.upper - l.lower) * 0.0
+                        } else {
+                            clamp_to(0.0, l)
+                        }
+                    }
+                    _ => 0.0,
+                };
+                ChainJoint {
+                    joint,
+                    source,
+                    base_const,
+                    scale,
+                    shift,
+                    column: self.arm_column(joint),
+                }
+            })
+            .collect()
     }
 
     /// Number of arm joints.
@@ -124,9 +186,9 @@ impl Manipulator {
         q
     }
 
-    /// `root_from_ee` for an arm configuration.
+    /// `root_from_ee` for an arm configuration (allocates nothing).
     pub fn fk(&self, q_arm_rad: &[f64]) -> Isometry3<f64> {
-        self.chain_frames(q_arm_rad).1
+        self.walk_chain(q_arm_rad, |_, _, _| {})
     }
 
     /// Geometric Jacobian (6 × dof) of the end-effector origin in the root frame: rows 0..3
@@ -134,30 +196,36 @@ impl Manipulator {
     /// Revolute/continuous column: `[z × (p_ee − p_j); z]`; prismatic: `[z; 0]`. A mimic joint
     /// on the chain adds `multiplier ×` its column to the column of the arm joint it follows.
     pub fn jacobian(&self, q_arm_rad: &[f64]) -> Matrix6xX<f64> {
-        let (frames, root_from_ee) = self.chain_frames(q_arm_rad);
-        let p_ee = root_from_ee.translation.vector;
         let mut jac = Matrix6xX::zeros(self.dof());
-        for (j, root_from_joint) in frames {
-            let joint = &self.model.joints[j];
-            let (column, weight) = match self.arm_column(j) {
-                Some(c) => c,
-                None => continue,
+        self.jacobian_to(q_arm_rad, &mut jac);
+        jac
+    }
+
+    /// [`Manipulator::jacobian`] into `jac` (resized only when it is not 6 × dof).
+    pub fn jacobian_to(&self, q_arm_rad: &[f64], jac: &mut Matrix6xX<f64>) {
+        if jac.ncols() != self.dof() {
+            *jac = Matrix6xX::zeros(self.dof());
+        }
+        jac.fill(0.0);
+        let p_ee = self.fk(q_arm_rad).translation.vector;
+        self.walk_chain(q_arm_rad, |link, root_from_joint, column| {
+            let Some((column, weight)) = column else {
+                return;
             };
-            let z = root_from_joint.rotation * joint.axis.into_inner();
-            let (linear, angular) = match joint.kind {
+            let z = root_from_joint.rotation * link.axis.into_inner();
+            let (linear, angular) = match link.kind {
                 JointKind::Revolute | JointKind::Continuous => {
                     (z.cross(&(p_ee - root_from_joint.translation.vector)), z)
                 }
                 JointKind::Prismatic => (z, Vector3::zeros()),
-                JointKind::Fixed => continue,
+                JointKind::Fixed => return,
             };
             let mut col = jac.column_mut(column);
             for r in 0..3 {
                 col[r] += weight * linear[r];
                 col[r + 3] += weight * angular[r];
             }
-        }
-        jac
+        });
     }
 
     /// The Jacobian column a chain joint contributes to, with its weight.
@@ -170,21 +238,29 @@ impl Manipulator {
         Some((c, m.multiplier))
     }
 
-    /// For each joint on the root → ee chain, `root_from_joint` (the joint frame before its
-    /// motion); and `root_from_ee`.
-    fn chain_frames(&self, q_arm_rad: &[f64]) -> (Vec<(JointId, Isometry3<f64>)>, Isometry3<f64>) {
-        let q = self.joint_positions(q_arm_rad, 0.0);
+    /// Walks the root → ee chain, calling `visit(joint, root_from_joint, column)` with each
+    /// joint frame before its motion; returns `root_from_ee`.
+    fn walk_chain(
+        &self,
+        q_arm_rad: &[f64],
+        mut visit: impl FnMut(&Joint, &Isometry3<f64>, Option<(usize, f64)>),
+    ) -> Isometry3<f64> {
         let mut root_from_link = Isometry3::identity();
-        let chain = self.model.chain_to(self.ee_link);
-        let mut frames = Vec::with_capacity(chain.len());
-        for j in chain {
-            let joint = &self.model.joints[j];
+        for c in &self.chain {
+            let joint = &self.model.joints[c.joint];
+            let base = match c.source {
+                Some(i) => q_arm_rad
+                    .get(i)
+                    .or(self.home_q_rad.get(i))
+                    .copied()
+                    .unwrap_or(0.0),
+                None => c.base_const,
+            };
             let root_from_joint = root_from_link * joint.parent_from_joint;
-            frames.push((j, root_from_joint));
-            root_from_link =
-                root_from_joint * joint.joint_from_child(self.model.effective_position(j, &q));
+            visit(joint, &root_from_joint, c.column);
+            root_from_link = root_from_joint * joint.joint_from_child(c.scale * base + c.shift);
         }
-        (frames, root_from_link)
+        root_from_link
     }
 }
 

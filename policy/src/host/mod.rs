@@ -1,0 +1,247 @@
+//! [`HostPolicy`]: a state-mode policy's greedy action for one observation, computed in plain
+//! Rust on the host — the weights copied out of the `VarStore` once, every buffer allocated
+//! up front — so a robot's control loop runs it without libtorch's per-operation dispatch and
+//! without allocating. The same network as [`crate::model::VlaNet::forward`], evaluated
+//! differently where that changes nothing: padding tokens are left out (the network masks
+//! them), and the last block is evaluated for the action readout only (the only output used).
+
+mod kernels;
+mod weights;
+
+use sim::state::{iso_from_pose7, Observation};
+use sim::task::TaskSpec;
+
+use crate::config::ObsMode;
+use crate::error::{PolicyError, Result};
+use crate::features::{self, ACTION_DIM};
+use crate::tokenizer::PAD_ID;
+use crate::Policy;
+use kernels::{attention, gelu_tanh, layer_norm, Gemm};
+use weights::{Weights, TYPE_LANG, TYPE_OBJECT, TYPE_PROPRIO, TYPE_ZONE};
+
+/// The host forward pass of one policy, with its scratch buffers.
+#[derive(Debug)]
+pub struct HostPolicy {
+    w: Weights,
+    gemm: Gemm,
+    /// Instruction token ids (non-padding) of the current task.
+    lang: Vec<i64>,
+    max_lang: usize,
+    proprio: Vec<f32>,
+    x: Vec<f32>,
+    normed: Vec<f32>,
+    qkv: Vec<f32>,
+    attn: Vec<f32>,
+    hidden: Vec<f32>,
+    scores: Vec<f32>,
+    action: [f32; ACTION_DIM],
+}
+
+impl HostPolicy {
+    /// Copies `policy`'s weights; state-mode policies only (an image policy's camera
+    /// encoder is left to libtorch).
+    pub fn new(policy: &Policy) -> Result<HostPolicy> {
+        let model = &policy.featurizer.model;
+        if model.obs != ObsMode::State {
+            return Err(PolicyError::config(
+                "obs",
+                "host inference runs state-mode policies only",
+            ));
+        }
+        let w = Weights::from_policy(policy)?;
+        let d = w.d;
+        let max_lang = model.max_lang_tokens as usize;
+        let max_tokens = 2 + max_lang + 1 + w.max_objects + w.max_zones;
+        Ok(HostPolicy {
+            gemm: Gemm::detect(),
+            lang: Vec::with_capacity(max_lang),
+            max_lang,
+            proprio: vec![0.0; policy.featurizer.proprio_dim],
+            x: vec![0.0; max_tokens * d],
+            normed: vec![0.0; max_tokens * d],
+            qkv: vec![0.0; max_tokens * 3 * d],
+            attn: vec![0.0; max_tokens * d],
+            hidden: vec![0.0; max_tokens * w.mlp * d],
+            scores: vec![0.0; max_tokens],
+            action: [0.0; ACTION_DIM],
+            w,
+        })
+    }
+
+    /// The instruction of the task about to run (tokenised here, not per step).
+    pub fn set_instruction(&mut self, policy: &Policy, instruction: &str) {
+        let ids = policy
+            .featurizer
+            .tokenizer
+            .encode(instruction, self.max_lang);
+        self.lang.clear();
+        self.lang.extend(ids.into_iter().filter(|id| *id != PAD_ID));
+    }
+
+    /// The policy's mean action (simulator units: end-effector step, rotation, gripper) for
+    /// `obs` under `task`. Allocates nothing.
+    pub fn act(&mut self, obs: &Observation, task: &TaskSpec) -> Result<[f32; ACTION_DIM]> {
+        if obs.objects.len() > self.w.max_objects || task.zones.len() > self.w.max_zones {
+            return Err(PolicyError::Data(format!(
+                "task `{}` has {} objects and {} zones; the model has {} and {} slots",
+                task.name,
+                obs.objects.len(),
+                task.zones.len(),
+                self.w.max_objects,
+                self.w.max_zones
+            )));
+        }
+        if obs.q_rad.len() * 3 + 12 != self.proprio.len() {
+            return Err(PolicyError::Data(format!(
+                "observation has {} joints, the model expects {}",
+                obs.q_rad.len(),
+                (self.proprio.len() - 12) / 3
+            )));
+        }
+        let t = self.embed(obs, task);
+        self.trunk(t);
+        let mean = &self.w.actions.mean;
+        let std = &self.w.actions.std;
+        for (i, a) in self.action.iter_mut().enumerate() {
+            *a = *a * std[i] + mean[i];
+        }
+        Ok(self.action)
+    }
+
+    /// Writes the tokens into `x` (readouts, instruction, proprioception, objects, zones);
+    /// returns their number.
+    fn embed(&mut self, obs: &Observation, task: &TaskSpec) -> usize {
+        let (w, g) = (&self.w, self.gemm);
+        let d = w.d;
+        let x = &mut self.x;
+        x[..2 * d].copy_from_slice(&w.readout);
+        let mut t = 2;
+        for (pos, id) in self.lang.iter().enumerate() {
+            let id = (*id as usize).min(w.vocab - 1);
+            let row = &mut x[t * d..(t + 1) * d];
+            row.copy_from_slice(&w.lang_embed[id * d..(id + 1) * d]);
+            add(row, &w.lang_pos[pos * d..(pos + 1) * d]);
+            add(row, w.type_row(TYPE_LANG));
+            t += 1;
+        }
+        features::proprio_into(obs, task, &mut self.proprio);
+        w.proprio_norm.apply(&mut self.proprio);
+        let row = &mut x[t * d..(t + 1) * d];
+        g.run(
+            &self.proprio,
+            1,
+            self.proprio.len(),
+            &w.proprio_in.w_t,
+            d,
+            &w.proprio_in.b,
+            row,
+        );
+        add(row, w.type_row(TYPE_PROPRIO));
+        t += 1;
+        let ee = iso_from_pose7(&obs.world_from_ee).translation.vector;
+        for (slot, (o, spec)) in obs.objects.iter().zip(&task.objects).enumerate() {
+            let mut f = features::object_token(o, &spec.kind, &ee);
+            w.object_norm.apply(&mut f);
+            entity(
+                g,
+                w,
+                &mut x[t * d..(t + 1) * d],
+                &f,
+                &w.object_in,
+                slot,
+                TYPE_OBJECT,
+            );
+            t += 1;
+        }
+        for (slot, z) in task.zones.iter().enumerate() {
+            let mut f = features::zone_token(z, &ee);
+            w.zone_norm.apply(&mut f);
+            let slot = w.max_objects + slot;
+            entity(
+                g,
+                w,
+                &mut x[t * d..(t + 1) * d],
+                &f,
+                &w.zone_in,
+                slot,
+                TYPE_ZONE,
+            );
+            t += 1;
+        }
+        t
+    }
+
+    /// The transformer blocks and the action head (first action of the chunk) into
+    /// `self.action`, normalised.
+    fn trunk(&mut self, t: usize) {
+        let (d, heads) = (self.w.d, self.w.heads);
+        let depth = self.w.blocks.len();
+        let g = self.gemm;
+        for (i, b) in self.w.blocks.iter().enumerate() {
+            // The last block only for the action readout (token 0): keys and values of all.
+            let q_rows = if i + 1 == depth { 1 } else { t };
+            let x = &mut self.x[..t * d];
+            layer_norm(x, d, &b.ln1.gain, &b.ln1.bias, &mut self.normed[..t * d]);
+            g.run(
+                &self.normed,
+                t,
+                d,
+                &b.qkv.w_t,
+                3 * d,
+                &b.qkv.b,
+                &mut self.qkv[..t * 3 * d],
+            );
+            attention(
+                &self.qkv,
+                t,
+                d,
+                heads,
+                0..q_rows,
+                &mut self.scores,
+                &mut self.attn,
+            );
+            let h = &mut self.normed[..q_rows * d];
+            g.run(&self.attn, q_rows, d, &b.proj.w_t, d, &b.proj.b, h);
+            add(&mut x[..q_rows * d], h);
+            layer_norm(&x[..q_rows * d], d, &b.ln2.gain, &b.ln2.bias, h);
+            let wide = b.fc1.n;
+            let hidden = &mut self.hidden[..q_rows * wide];
+            g.run(h, q_rows, d, &b.fc1.w_t, wide, &b.fc1.b, hidden);
+            gelu_tanh(hidden);
+            g.run(hidden, q_rows, wide, &b.fc2.w_t, d, &b.fc2.b, h);
+            add(&mut x[..q_rows * d], h);
+        }
+        let out = &mut self.normed[..d];
+        layer_norm(
+            &self.x[..d],
+            d,
+            &self.w.ln_out.gain,
+            &self.w.ln_out.bias,
+            out,
+        );
+        let head = &self.w.action_head;
+        g.run(out, 1, d, &head.w_t, ACTION_DIM, &head.b, &mut self.action);
+    }
+}
+
+/// An object or zone token from its (normalised) feature vector `f`.
+fn entity(
+    g: Gemm,
+    w: &Weights,
+    row: &mut [f32],
+    f: &[f32],
+    layer: &weights::Linear,
+    slot: usize,
+    kind: usize,
+) {
+    let d = w.d;
+    g.run(f, 1, f.len(), &layer.w_t, d, &layer.b, row);
+    add(row, &w.slot_embed[slot * d..(slot + 1) * d]);
+    add(row, w.type_row(kind));
+}
+
+fn add(dst: &mut [f32], src: &[f32]) {
+    for (a, b) in dst.iter_mut().zip(src) {
+        *a += b;
+    }
+}

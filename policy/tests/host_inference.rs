@@ -1,0 +1,65 @@
+//! Host inference (`policy::host::HostPolicy`) computes the network's action as libtorch does:
+//! on recorded observations of reach, place and stack (instructions of several lengths, one to
+//! two objects, no zone to one), for the `tiny` and `small` models with the normaliser fitted to
+//! the data; and a call allocates nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use policy::features::{self, ACTION_DIM};
+use policy::host::HostPolicy;
+use policy::{ObsMode, Policy};
+use sim::SkillKind;
+
+fn libtorch_action(p: &Policy, obs: &sim::Observation, task: &sim::TaskSpec) -> [f32; ACTION_DIM] {
+    let row = p.featurizer.row(obs, task).unwrap();
+    let out = p.infer(&[&row]).unwrap();
+    p.denormalize_action(&out.mean[..ACTION_DIM])
+}
+
+#[test]
+fn host_actions_match_libtorch_on_recorded_observations() {
+    let robot = common::ur5e();
+    let mut episodes = Vec::new();
+    for skill in [SkillKind::Reach, SkillKind::Place, SkillKind::Stack] {
+        episodes.extend(common::demos(&robot, skill, 2, 3, false).0);
+    }
+    let config = common::demos(&robot, SkillKind::Reach, 1, 3, false).1;
+    for size in ["tiny", "small"] {
+        let (p, _) = common::policy_for(&episodes, &robot, &config, size, ObsMode::State);
+        let mut host = HostPolicy::new(&p).unwrap();
+        let mut worst = 0.0f32;
+        for e in &episodes {
+            host.set_instruction(&p, &e.task.instruction);
+            for t in (0..e.steps.len()).step_by(17) {
+                let obs = features::observation_before(e, t, &robot.home_q_rad, Vec::new());
+                let want = libtorch_action(&p, &obs, &e.task);
+                let got = host.act(&obs, &e.task).unwrap();
+                for (a, b) in got.iter().zip(&want) {
+                    let scale = b.abs().max(1e-2);
+                    worst = worst.max((a - b).abs() / scale);
+                }
+            }
+        }
+        eprintln!("{size}: worst relative difference {worst:.2e}");
+        assert!(worst < 1e-3, "{size}: host and libtorch differ by {worst}");
+    }
+}
+
+#[test]
+fn a_host_action_allocates_nothing() {
+    let robot = common::ur5e();
+    let (episodes, config) = common::demos(&robot, SkillKind::Place, 1, 5, false);
+    let (p, _) = common::policy_for(&episodes, &robot, &config, "small", ObsMode::State);
+    let mut host = HostPolicy::new(&p).unwrap();
+    let e = &episodes[0];
+    host.set_instruction(&p, &e.task.instruction);
+    let obs = features::observation_before(e, 10, &robot.home_q_rad, Vec::new());
+    host.act(&obs, &e.task).unwrap();
+    let info = allocation_counter::measure(|| {
+        for _ in 0..10 {
+            std::hint::black_box(host.act(&obs, &e.task).unwrap());
+        }
+    });
+    assert_eq!(info.count_total, 0, "{info:?}");
+}
