@@ -79,7 +79,7 @@ fn controller_loop(ticks: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
         seq: 1,
         task_json: serde_json::to_string(&task)?,
     })?;
-    core.on_joint_state(state(0), 0);
+    core.on_joint_state(&state(0), 0);
     let objects = ObjectsMsg {
         seq: 0,
         stamp_ns: 0,
@@ -101,14 +101,14 @@ fn controller_loop(ticks: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
             })
             .collect(),
     };
-    core.on_objects(objects.clone());
+    core.on_objects(&objects);
     core.activate(prepared, 0)?;
     let mut all = Vec::with_capacity(ticks);
     let mut infer = Vec::new();
     for k in 1..=ticks as u64 {
         let now = k * period_ns;
-        core.on_joint_state(state(k), now);
-        core.on_objects(objects.clone());
+        core.on_joint_state(&state(k), now);
+        core.on_objects(&objects);
         let t = Instant::now();
         let cmd = core.step(now);
         let us = t.elapsed().as_secs_f64() * 1e6;

@@ -70,8 +70,8 @@ fn main() {
             |core: &mut ControllerCore, stepper: &sim::EpisodeStepper, now: u64, seq: u64| {
                 let (state, objects) =
                     bridge::sim_robot::state_messages(stepper.observation(), seq, now);
-                core.on_joint_state(state, now);
-                core.on_objects(objects);
+                core.on_joint_state(&state, now);
+                core.on_objects(&objects);
             };
         core.on_task(&TaskMsg {
             seq: 1,
@@ -88,7 +88,7 @@ fn main() {
         while !stepper.is_done() {
             // One controller tick, then the arm follows the newest command for one tick.
             if let Some(c) = core.step(now) {
-                last = Some(c);
+                last = Some(c.clone());
             }
             now += period_ns;
             let c = last.clone().unwrap();

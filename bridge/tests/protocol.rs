@@ -87,6 +87,7 @@ fn status() -> impl Strategy<Value = PolicyStatusMsg> {
             loop_p50_us: 12.5,
             loop_p99_us: 80.0,
             loop_max_us: 900.0,
+            loop_histogram: vec![(t % 5) as u32, 3, 0, 0, 0, 0, 0, 1],
             hits: LimitHits {
                 non_finite: h[0],
                 position: h[1],

@@ -257,9 +257,9 @@ fn watchdog_stops_the_arm_within_two_periods() {
         qd_rad_s: vec![0.0; 6],
         gripper_opening: 1.0,
     };
-    core.on_joint_state(state(0), 0);
+    core.on_joint_state(&state(0), 0);
     for k in 1..20u64 {
-        core.on_joint_state(state(k), k * PERIOD_NS);
+        core.on_joint_state(&state(k), k * PERIOD_NS);
         assert!(core.step(k * PERIOD_NS).is_some());
         assert_eq!(core.mode(), ControllerMode::Idle);
     }

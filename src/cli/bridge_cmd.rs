@@ -414,6 +414,21 @@ pub fn deploy_bytes(
     Ok(())
 }
 
+/// The latency histogram as `{"≤50": n, …, ">5000": n}` (µs).
+fn histogram_json(counts: &[u32]) -> serde_json::Value {
+    let edges = bridge::controller::LATENCY_BUCKETS_US;
+    let mut map = serde_json::Map::new();
+    for (i, count) in counts.iter().enumerate() {
+        let name = match (edges.get(i), edges.last()) {
+            (Some(edge), _) => format!("<={edge}"),
+            (None, Some(last)) => format!(">{last}"),
+            (None, None) => "all".to_owned(),
+        };
+        map.insert(name, (*count).into());
+    }
+    map.into()
+}
+
 fn print_status(s: &PolicyStatusMsg) {
     println!(
         "{}",
@@ -426,6 +441,8 @@ fn print_status(s: &PolicyStatusMsg) {
             "ticks": s.ticks,
             "loop_p50_us": s.loop_p50_us,
             "loop_p99_us": s.loop_p99_us,
+            "loop_max_us": s.loop_max_us,
+            "loop_histogram_us": histogram_json(&s.loop_histogram),
             "limit_hits": {
                 "non_finite": s.hits.non_finite, "position": s.hits.position,
                 "velocity": s.hits.velocity, "acceleration": s.hits.acceleration,

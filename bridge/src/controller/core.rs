@@ -101,6 +101,8 @@ pub struct ControllerCore {
     ticks: u64,
     seq: u64,
     inferred: bool,
+    /// The last command sent (rewritten in place each tick).
+    command: JointCommandMsg,
     pub latency: LatencyWindow,
 }
 
@@ -128,6 +130,13 @@ impl ControllerCore {
             ticks: 0,
             seq: 0,
             inferred: false,
+            command: JointCommandMsg {
+                seq: 0,
+                stamp_ns: 0,
+                task_seq: 0,
+                q_rad: Vec::with_capacity(n),
+                gripper_opening: 1.0,
+            },
             latency: LatencyWindow::new(4096),
             config,
         })
@@ -146,7 +155,9 @@ impl ControllerCore {
         &self.filter
     }
 
-    pub fn on_joint_state(&mut self, msg: JointStateMsg, now_ns: u64) {
+    /// A joint-state reading (copied into the controller's own, allocating nothing once it
+    /// has one of this size).
+    pub fn on_joint_state(&mut self, msg: &JointStateMsg, now_ns: u64) {
         if msg.q_rad.len() != self.robot.dof() || msg.q_rad.iter().any(|q| !q.is_finite()) {
             // A malformed reading does not refresh the watchdog.
             return;
@@ -168,11 +179,18 @@ impl ControllerCore {
                 }
             }
         }
-        self.state = Some(msg);
+        match &mut self.state {
+            Some(state) => state.clone_from(msg),
+            None => self.state = Some(msg.clone()),
+        }
     }
 
-    pub fn on_objects(&mut self, msg: ObjectsMsg) {
-        self.objects = Some(msg);
+    /// Perceived object poses (copied like the joint state).
+    pub fn on_objects(&mut self, msg: &ObjectsMsg) {
+        match &mut self.objects {
+            Some(objects) => objects.clone_from(msg),
+            None => self.objects = Some(msg.clone()),
+        }
     }
 
     /// Camera images (for rgbd policies), stamped with the joint state's `seq`.
@@ -257,8 +275,9 @@ impl ControllerCore {
         Ok(())
     }
 
-    /// One control period. Returns the command to publish, if any.
-    pub fn step(&mut self, now_ns: u64) -> Option<JointCommandMsg> {
+    /// One control period. Returns the command to publish, if any. Allocates nothing in the
+    /// steady state (a state policy active on a task it has seen).
+    pub fn step(&mut self, now_ns: u64) -> Option<&JointCommandMsg> {
         let started = Instant::now();
         self.ticks += 1;
         self.inferred = false;
@@ -335,13 +354,14 @@ impl ControllerCore {
             return None;
         }
         self.seq += 1;
-        Some(JointCommandMsg {
-            seq: self.seq,
-            stamp_ns: now_ns,
-            task_seq: self.task.as_ref().map_or(0, |(s, _)| *s),
-            q_rad: self.filter.q_cmd_rad().to_vec(),
-            gripper_opening: self.filter.gripper_cmd(),
-        })
+        let cmd = &mut self.command;
+        cmd.seq = self.seq;
+        cmd.stamp_ns = now_ns;
+        cmd.task_seq = self.task.as_ref().map_or(0, |(s, _)| *s);
+        cmd.q_rad.clear();
+        cmd.q_rad.extend_from_slice(self.filter.q_cmd_rad());
+        cmd.gripper_opening = self.filter.gripper_cmd();
+        Some(&self.command)
     }
 
     /// Telemetry (`request_id` 0: periodic; otherwise the answer to that deploy).
@@ -371,6 +391,7 @@ impl ControllerCore {
             loop_p50_us: p50,
             loop_p99_us: p99,
             loop_max_us: max,
+            loop_histogram: self.latency.histogram(),
             hits: self.filter.hits.clone(),
         }
     }

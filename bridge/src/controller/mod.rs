@@ -11,3 +11,4 @@ pub mod telemetry;
 pub use self::core::{prepare_bundle, ControllerConfig, ControllerCore, PreparedBundle};
 pub use node::run_controller;
 pub use runner::PolicyRunner;
+pub use telemetry::LATENCY_BUCKETS_US;

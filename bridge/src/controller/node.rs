@@ -145,12 +145,12 @@ pub fn run_controller(
             let now = now_ns();
             match m {
                 Inbound::State(s) => {
-                    core.on_joint_state(s, now);
+                    core.on_joint_state(&s, now);
                     if clock.on_state(now) {
                         break;
                     }
                 }
-                Inbound::Objects(o) => core.on_objects(o),
+                Inbound::Objects(o) => core.on_objects(&o),
                 Inbound::Camera(c) => core.on_camera(c),
                 Inbound::Task(t) => {
                     if let Err(e) = core.on_task(&t) {
@@ -181,7 +181,7 @@ pub fn run_controller(
                 .wait()
                 .map_err(BridgeError::zenoh)?;
             if let Some(ros2) = &ros2 {
-                ros2.send(&cmd, 1.0 / config.rate_hz)?;
+                ros2.send(cmd, 1.0 / config.rate_hz)?;
             }
         }
         tick += 1;

@@ -1,6 +1,9 @@
 //! Control-loop latency: a fixed-size ring of recent tick durations (no allocation per tick)
 //! with percentiles computed when a status message is built.
 
+/// Upper edges (µs) of the latency histogram's buckets; one more bucket holds the rest.
+pub const LATENCY_BUCKETS_US: [f32; 7] = [50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0];
+
 /// Recent tick durations in microseconds.
 #[derive(Clone, Debug)]
 pub struct LatencyWindow {
@@ -52,5 +55,18 @@ impl LatencyWindow {
         self.scratch.sort_by(f32::total_cmp);
         let at = |p: f64| self.scratch[((n - 1) as f64 * p).round() as usize];
         (at(0.5), at(0.99), self.max_us)
+    }
+
+    /// Counts of the recent ticks per [`LATENCY_BUCKETS_US`] bucket (and one over the last).
+    pub fn histogram(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; LATENCY_BUCKETS_US.len() + 1];
+        for us in &self.samples_us[..self.len()] {
+            let bucket = LATENCY_BUCKETS_US
+                .iter()
+                .position(|edge| us <= edge)
+                .unwrap_or(LATENCY_BUCKETS_US.len());
+            counts[bucket] += 1;
+        }
+        counts
     }
 }

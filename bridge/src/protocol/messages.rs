@@ -29,7 +29,7 @@ pub trait WireMessage: Sized {
 // ---- robot → controller -------------------------------------------------------------------
 
 /// Measured arm state from the driver (`…/state/joints`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct JointStateMsg {
     pub seq: u64,
     pub stamp_ns: u64,
@@ -37,6 +37,27 @@ pub struct JointStateMsg {
     pub qd_rad_s: Vec<f64>,
     /// Gripper opening in [0, 1] (1 = open).
     pub gripper_opening: f64,
+}
+
+/// `clone_from` reuses the vectors (the controller copies each reading without allocating).
+impl Clone for JointStateMsg {
+    fn clone(&self) -> Self {
+        JointStateMsg {
+            seq: self.seq,
+            stamp_ns: self.stamp_ns,
+            q_rad: self.q_rad.clone(),
+            qd_rad_s: self.qd_rad_s.clone(),
+            gripper_opening: self.gripper_opening,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.seq = source.seq;
+        self.stamp_ns = source.stamp_ns;
+        self.q_rad.clone_from(&source.q_rad);
+        self.qd_rad_s.clone_from(&source.qd_rad_s);
+        self.gripper_opening = source.gripper_opening;
+    }
 }
 
 impl WireMessage for JointStateMsg {
@@ -69,11 +90,28 @@ pub struct ObjectPose {
 }
 
 /// Perceived object states (`…/state/objects`), in the task's object order.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct ObjectsMsg {
     pub seq: u64,
     pub stamp_ns: u64,
     pub objects: Vec<ObjectPose>,
+}
+
+/// `clone_from` reuses the vector, as for [`JointStateMsg`].
+impl Clone for ObjectsMsg {
+    fn clone(&self) -> Self {
+        ObjectsMsg {
+            seq: self.seq,
+            stamp_ns: self.stamp_ns,
+            objects: self.objects.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.seq = source.seq;
+        self.stamp_ns = source.stamp_ns;
+        self.objects.clone_from(&source.objects);
+    }
 }
 
 const OBJECT_BYTES: usize = 13 * 8;
@@ -417,6 +455,9 @@ pub struct PolicyStatusMsg {
     pub loop_p50_us: f32,
     pub loop_p99_us: f32,
     pub loop_max_us: f32,
+    /// The recent ticks' latency histogram: counts per bucket of upper edges
+    /// `controller::LATENCY_BUCKETS_US` (50, 100, 200, 500, 1000, 2000, 5000 µs), then over.
+    pub loop_histogram: Vec<u32>,
     pub hits: LimitHits,
 }
 
@@ -435,6 +476,10 @@ impl WireMessage for PolicyStatusMsg {
         w.f32(self.loop_p50_us);
         w.f32(self.loop_p99_us);
         w.f32(self.loop_max_us);
+        w.u32(self.loop_histogram.len() as u32);
+        for count in &self.loop_histogram {
+            w.u32(*count);
+        }
         let h = &self.hits;
         for v in [
             h.non_finite,
@@ -469,6 +514,12 @@ impl WireMessage for PolicyStatusMsg {
             loop_p50_us: r.f32("loop_p50_us")?,
             loop_p99_us: r.f32("loop_p99_us")?,
             loop_max_us: r.f32("loop_max_us")?,
+            loop_histogram: {
+                let n = r.count(4, "loop_histogram")?;
+                (0..n)
+                    .map(|_| r.u32("loop_histogram"))
+                    .collect::<Result<_>>()?
+            },
             hits: LimitHits {
                 non_finite: r.u64("hits.non_finite")?,
                 position: r.u64("hits.position")?,

@@ -8,7 +8,7 @@ use crate::error::{BridgeError, Result};
 /// The first two bytes of every message.
 pub const MAGIC: [u8; 2] = *b"CE";
 /// The wire version this build speaks; a message with any other version is rejected.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 
 /// Appends fields to a message buffer.
 #[derive(Debug, Default)]
