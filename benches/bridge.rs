@@ -5,7 +5,9 @@
 //! `JointCommand`, the arm measures state→command (two peers over tcp/127.0.0.1).
 //!
 //! Prints one JSON object: `{"bench":"bridge","loop_p50_us":..,"loop_p99_us":..,
-//! "infer_tick_p50_us":..,"infer_tick_p99_us":..,"zenoh_rtt_p50_us":..,"zenoh_rtt_p99_us":..}`.
+//! "infer_tick_p50_us":..,"infer_tick_p99_us":..,"loop_histogram":{"<=50":..,..},
+//! "zenoh_rtt_p50_us":..,"zenoh_rtt_p99_us":..}`. A state policy runs on the host
+//! (`policy::host`), one thread.
 //! `BRIDGE_BENCH_TICKS` sets the number of controller ticks (default 3000).
 
 use std::sync::{mpsc, Arc};
@@ -25,6 +27,21 @@ use zenoh::Wait;
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Tick counts per bucket of `LATENCY_BUCKETS_US` (upper edges), then over the last.
+fn histogram(sorted_us: &[f64]) -> serde_json::Value {
+    let edges = bridge::controller::LATENCY_BUCKETS_US;
+    let mut map = serde_json::Map::new();
+    let mut below = 0;
+    for edge in edges {
+        let upto = sorted_us.partition_point(|us| *us <= f64::from(edge));
+        map.insert(format!("<={edge}"), (upto - below).into());
+        below = upto;
+    }
+    let last = edges[edges.len() - 1];
+    map.insert(format!(">{last}"), (sorted_us.len() - below).into());
+    map.into()
 }
 
 fn controller_loop(ticks: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
@@ -238,6 +255,8 @@ fn main() -> anyhow::Result<()> {
             "loop_max_us": all.last().copied().unwrap_or(0.0),
             "infer_tick_p50_us": percentile(&infer, 0.5),
             "infer_tick_p99_us": percentile(&infer, 0.99),
+            "infer_ticks": infer.len(),
+            "loop_histogram": histogram(&all),
             "zenoh_rtt_messages": rtt.len(),
             "zenoh_rtt_p50_us": percentile(&rtt, 0.5),
             "zenoh_rtt_p99_us": percentile(&rtt, 0.99),

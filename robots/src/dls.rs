@@ -90,8 +90,8 @@ pub(crate) fn prioritised_step(
         column.copy_from_slice(&unit[..3]);
     }
     for c in 0..n {
-        for k in 0..3 {
-            s.jp_pinv[c * 3 + k] = (0..3).map(|r| jp[r * n + c] * a_inv[k][r]).sum();
+        for (k, column) in a_inv.iter().enumerate() {
+            s.jp_pinv[c * 3 + k] = (0..3).map(|r| jp[r * n + c] * column[r]).sum();
         }
         s.dq_pos[c] = (0..3).map(|k| s.jp_pinv[c * 3 + k] * pos[k]).sum();
     }
