@@ -1,19 +1,43 @@
 //! The arithmetic of the host forward pass on row-major `f32` slices: a register-tiled
-//! matrix product (compiled twice, for AVX2 + FMA where the CPU has them and for any x86-64 or
-//! other target), layer norm, the tanh-approximated GELU and masked-free attention. Every
-//! output element is accumulated in a fixed order, so a result does not depend on the tile a
-//! token fell in.
+//! matrix product over weights packed in column panels (compiled twice, for AVX2 + FMA where
+//! the CPU has them and for any target), layer norm, the tanh-approximated GELU and attention.
+//! Every output element is accumulated in a fixed order, so a result does not depend on the
+//! tile a token fell in.
 
-/// Tokens per register tile.
-const TILE_ROWS: usize = 4;
+/// Tokens per register tile (6 × 2 AVX accumulators: enough independent sums to keep both
+/// FMA pipes busy).
+const TILE_ROWS: usize = 6;
 /// Outputs per register tile.
 const TILE_COLS: usize = 16;
 
-/// `y[t × n] = x[t × k] · w_t[k × n] + b` (`w_t` is the layer's weight transposed).
+/// `y[t × n] = x[t × k] · W + b` for a weight `W` (`k × n`) packed into panels of
+/// [`TILE_COLS`] columns ([`pack`]), `b` padded like it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gemm {
     /// The CPU has AVX2 and FMA (checked once, when the network was built).
     pub fast: bool,
+}
+
+/// `w` (`k × n`, row-major) as panels of [`TILE_COLS`] columns, each `k × TILE_COLS`
+/// contiguous (the last zero-padded): a tile's weights are read in order, once per product.
+pub(crate) fn pack(w: &[f32], k: usize, n: usize) -> Vec<f32> {
+    let panels = n.div_ceil(TILE_COLS);
+    let mut out = vec![0.0; panels * k * TILE_COLS];
+    for p in 0..panels {
+        for kk in 0..k {
+            for j in 0..TILE_COLS.min(n - p * TILE_COLS) {
+                out[(p * k + kk) * TILE_COLS + j] = w[kk * n + p * TILE_COLS + j];
+            }
+        }
+    }
+    out
+}
+
+/// `b` zero-padded to whole panels.
+pub(crate) fn pad_bias(b: &[f32]) -> Vec<f32> {
+    let mut out = b.to_vec();
+    out.resize(b.len().div_ceil(TILE_COLS) * TILE_COLS, 0.0);
+    out
 }
 
 impl Gemm {
@@ -25,98 +49,100 @@ impl Gemm {
         Gemm { fast }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        self,
-        x: &[f32],
-        t: usize,
-        k: usize,
-        w_t: &[f32],
-        n: usize,
-        b: &[f32],
-        y: &mut [f32],
-    ) {
+    /// `x`: `t × k`; `w_p`, `b`: from [`pack`] and [`pad_bias`]; `y`: `t × n`.
+    pub fn run(self, x: &[f32], t: usize, k: usize, w_p: &[f32], b: &[f32], y: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
         if self.fast {
             #[allow(unsafe_code)]
             // SAFETY: `fast` is true only where `is_x86_feature_detected!` found AVX2 and FMA,
             // the features `gemm_avx2_fma` is compiled for; it is otherwise safe Rust.
             unsafe {
-                gemm_avx2_fma(x, t, k, w_t, n, b, y);
+                gemm_avx2_fma(x, t, k, w_p, b, y);
             }
             return;
         }
-        gemm::<false>(x, t, k, w_t, n, b, y);
+        gemm::<false>(x, t, k, w_p, b, y);
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn gemm_avx2_fma(x: &[f32], t: usize, k: usize, w_t: &[f32], n: usize, b: &[f32], y: &mut [f32]) {
-    gemm::<true>(x, t, k, w_t, n, b, y);
+fn gemm_avx2_fma(x: &[f32], t: usize, k: usize, w_p: &[f32], b: &[f32], y: &mut [f32]) {
+    gemm::<true>(x, t, k, w_p, b, y);
 }
 
+/// Panel by panel (its weights stay in cache), all rows in tiles of [`TILE_ROWS`].
 #[inline(always)]
-fn gemm<const FMA: bool>(
-    x: &[f32],
-    t: usize,
-    k: usize,
-    w_t: &[f32],
-    n: usize,
-    b: &[f32],
-    y: &mut [f32],
-) {
-    let mut row = 0;
-    while row + TILE_ROWS <= t {
-        rows::<TILE_ROWS, FMA>(x, row, k, w_t, n, b, y);
-        row += TILE_ROWS;
+fn gemm<const FMA: bool>(x: &[f32], t: usize, k: usize, w_p: &[f32], b: &[f32], y: &mut [f32]) {
+    if t == 0 || k == 0 {
+        return;
     }
-    while row < t {
-        rows::<1, FMA>(x, row, k, w_t, n, b, y);
-        row += 1;
+    let n = y.len() / t;
+    for (p, panel) in w_p.chunks_exact(k * TILE_COLS).enumerate() {
+        let col = p * TILE_COLS;
+        let Some(bias) = b.get(col..col + TILE_COLS) else {
+            return;
+        };
+        let Ok(bias) = <&[f32; TILE_COLS]>::try_from(bias) else {
+            return;
+        };
+        let width = TILE_COLS.min(n - col);
+        let mut row = 0;
+        while row + TILE_ROWS <= t {
+            let acc = tile::<TILE_ROWS, FMA>(x, row, k, panel, bias);
+            store(&acc, y, row, n, col, width);
+            row += TILE_ROWS;
+        }
+        // The rest in one tile of its size.
+        macro_rules! rest {
+            ($($r:literal)*) => {
+                match t - row {
+                    $($r => store(&tile::<$r, FMA>(x, row, k, panel, bias), y, row, n, col, width),)*
+                    _ => {}
+                }
+            };
+        }
+        rest!(1 2 3 4 5);
     }
 }
 
-/// Rows `row..row + R` of the product.
+/// Rows `row..row + R` of one panel's product, in registers.
 #[inline(always)]
-fn rows<const R: usize, const FMA: bool>(
+fn tile<const R: usize, const FMA: bool>(
     x: &[f32],
     row: usize,
     k: usize,
-    w_t: &[f32],
-    n: usize,
-    b: &[f32],
-    y: &mut [f32],
-) {
+    panel: &[f32],
+    bias: &[f32; TILE_COLS],
+) -> [[f32; TILE_COLS]; R] {
     let xs: [&[f32]; R] = std::array::from_fn(|r| &x[(row + r) * k..(row + r + 1) * k]);
-    let mut col = 0;
-    while col + TILE_COLS <= n {
-        let mut acc = [[0.0f32; TILE_COLS]; R];
-        for a in &mut acc {
-            a.copy_from_slice(&b[col..col + TILE_COLS]);
-        }
-        for kk in 0..k {
-            let w = &w_t[kk * n + col..kk * n + col + TILE_COLS];
-            for (a, xr) in acc.iter_mut().zip(&xs) {
-                let xv = xr[kk];
-                for (acc_j, w_j) in a.iter_mut().zip(w) {
-                    *acc_j = madd::<FMA>(xv, *w_j, *acc_j);
-                }
+    let mut acc = [*bias; R];
+    for (kk, w) in panel.chunks_exact(TILE_COLS).enumerate() {
+        let Ok(w) = <&[f32; TILE_COLS]>::try_from(w) else {
+            break;
+        };
+        for (a, xr) in acc.iter_mut().zip(&xs) {
+            let xv = xr[kk];
+            for j in 0..TILE_COLS {
+                a[j] = madd::<FMA>(xv, w[j], a[j]);
             }
         }
-        for (r, a) in acc.iter().enumerate() {
-            y[(row + r) * n + col..(row + r) * n + col + TILE_COLS].copy_from_slice(a);
-        }
-        col += TILE_COLS;
     }
-    for c in col..n {
-        for (r, xr) in xs.iter().enumerate() {
-            let mut acc = b[c];
-            for kk in 0..k {
-                acc = madd::<FMA>(xr[kk], w_t[kk * n + c], acc);
-            }
-            y[(row + r) * n + c] = acc;
-        }
+    acc
+}
+
+#[inline(always)]
+fn store<const R: usize>(
+    acc: &[[f32; TILE_COLS]; R],
+    y: &mut [f32],
+    row: usize,
+    n: usize,
+    col: usize,
+    width: usize,
+) {
+    for (r, a) in acc.iter().enumerate() {
+        let at = (row + r) * n + col;
+        y[at..at + width].copy_from_slice(&a[..width]);
     }
 }
 
@@ -248,9 +274,10 @@ mod tests {
                     b[c] + (0..k).map(|kk| x[r * k + kk] * w[kk * n + c]).sum::<f32>();
             }
         }
+        let (w_p, b_p) = (pack(&w, k, n), pad_bias(&b));
         for fast in [false, Gemm::detect().fast] {
             let mut y = vec![0.0f32; t * n];
-            Gemm { fast }.run(&x, t, k, &w, n, &b, &mut y);
+            Gemm { fast }.run(&x, t, k, &w_p, &b_p, &mut y);
             for (a, b) in y.iter().zip(&want) {
                 assert!((a - b).abs() < 1e-4, "fast {fast}: {a} vs {b}");
             }

@@ -131,8 +131,7 @@ impl HostPolicy {
             &self.proprio,
             1,
             self.proprio.len(),
-            &w.proprio_in.w_t,
-            d,
+            &w.proprio_in.w_p,
             &w.proprio_in.b,
             row,
         );
@@ -186,8 +185,7 @@ impl HostPolicy {
                 &self.normed,
                 t,
                 d,
-                &b.qkv.w_t,
-                3 * d,
+                &b.qkv.w_p,
                 &b.qkv.b,
                 &mut self.qkv[..t * 3 * d],
             );
@@ -201,14 +199,14 @@ impl HostPolicy {
                 &mut self.attn,
             );
             let h = &mut self.normed[..q_rows * d];
-            g.run(&self.attn, q_rows, d, &b.proj.w_t, d, &b.proj.b, h);
+            g.run(&self.attn, q_rows, d, &b.proj.w_p, &b.proj.b, h);
             add(&mut x[..q_rows * d], h);
             layer_norm(&x[..q_rows * d], d, &b.ln2.gain, &b.ln2.bias, h);
             let wide = b.fc1.n;
             let hidden = &mut self.hidden[..q_rows * wide];
-            g.run(h, q_rows, d, &b.fc1.w_t, wide, &b.fc1.b, hidden);
+            g.run(h, q_rows, d, &b.fc1.w_p, &b.fc1.b, hidden);
             gelu_tanh(hidden);
-            g.run(hidden, q_rows, wide, &b.fc2.w_t, d, &b.fc2.b, h);
+            g.run(hidden, q_rows, wide, &b.fc2.w_p, &b.fc2.b, h);
             add(&mut x[..q_rows * d], h);
         }
         let out = &mut self.normed[..d];
@@ -220,7 +218,7 @@ impl HostPolicy {
             out,
         );
         let head = &self.w.action_head;
-        g.run(out, 1, d, &head.w_t, ACTION_DIM, &head.b, &mut self.action);
+        g.run(out, 1, d, &head.w_p, &head.b, &mut self.action);
     }
 }
 
@@ -235,7 +233,7 @@ fn entity(
     kind: usize,
 ) {
     let d = w.d;
-    g.run(f, 1, f.len(), &layer.w_t, d, &layer.b, row);
+    g.run(f, 1, f.len(), &layer.w_p, &layer.b, row);
     add(row, &w.slot_embed[slot * d..(slot + 1) * d]);
     add(row, w.type_row(kind));
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use tch::{Device, Kind, Tensor};
 
+use super::kernels::{pack, pad_bias};
 use crate::error::{PolicyError, Result};
 use crate::features::ACTION_DIM;
 use crate::obs::Stats;
@@ -16,10 +17,11 @@ pub(crate) const TYPE_PROPRIO: usize = 1;
 pub(crate) const TYPE_OBJECT: usize = 2;
 pub(crate) const TYPE_ZONE: usize = 3;
 
-/// A linear layer `y = x Wᵀ + b` with `W` stored transposed (`k × n`, row-major).
+/// A linear layer `y = x Wᵀ + b`, `Wᵀ` (`k × n`) packed for [`super::kernels::Gemm`] and `b`
+/// padded like it.
 #[derive(Debug)]
 pub(crate) struct Linear {
-    pub w_t: Vec<f32>,
+    pub w_p: Vec<f32>,
     pub b: Vec<f32>,
     pub n: usize,
 }
@@ -187,8 +189,8 @@ fn linear(vars: &HashMap<String, Tensor>, name: &str, rows: Option<usize>) -> Re
         }
     }
     Ok(Linear {
-        w_t,
-        b: b[..n].to_vec(),
+        w_p: pack(&w_t, k, n),
+        b: pad_bias(&b[..n]),
         n,
     })
 }
