@@ -12,7 +12,7 @@ import time
 import zenoh
 
 MAGIC = b"CE"
-VERSION = 1
+VERSION = 2
 KIND_JOINT_STATE = 1
 KIND_ESTOP = 21
 KIND_POLICY_STATUS = 23
