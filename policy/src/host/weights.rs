@@ -93,12 +93,7 @@ pub(crate) struct Weights {
 impl Weights {
     pub fn from_policy(policy: &Policy) -> Result<Weights> {
         let vars = policy.vs.variables();
-        let get = |name: &str| -> Result<Vec<f32>> {
-            let t = vars
-                .get(name)
-                .ok_or_else(|| PolicyError::config(name, "missing from the policy's parameters"))?;
-            host(t)
-        };
+        let get = |name: &str| param(&vars, name).and_then(host);
         let m = &policy.featurizer.model;
         let d = m.d_model as usize;
         let block = |i: usize| -> Result<Block> {
@@ -152,13 +147,14 @@ fn host(t: &Tensor) -> Result<Vec<f32>> {
     Ok(Vec::<f32>::try_from(&flat)?)
 }
 
+/// The parameter called `key`.
+fn param<'a>(vars: &'a HashMap<String, Tensor>, key: &str) -> Result<&'a Tensor> {
+    vars.get(key)
+        .ok_or_else(|| PolicyError::config(key, "missing from the policy's parameters"))
+}
+
 fn norm(vars: &HashMap<String, Tensor>, name: &str) -> Result<Norm> {
-    let get = |field: &str| {
-        let key = format!("{name}.{field}");
-        vars.get(&key)
-            .ok_or_else(|| PolicyError::config(&key, "missing from the policy's parameters"))
-            .and_then(host)
-    };
+    let get = |field: &str| param(vars, &format!("{name}.{field}")).and_then(host);
     Ok(Norm {
         gain: get("weight")?,
         bias: get("bias")?,
@@ -168,9 +164,7 @@ fn norm(vars: &HashMap<String, Tensor>, name: &str) -> Result<Norm> {
 /// The layer `name`, transposed; `rows`: keep only the first outputs.
 fn linear(vars: &HashMap<String, Tensor>, name: &str, rows: Option<usize>) -> Result<Linear> {
     let key = format!("{name}.weight");
-    let w = vars
-        .get(&key)
-        .ok_or_else(|| PolicyError::config(&key, "missing from the policy's parameters"))?;
+    let w = param(vars, &key)?;
     let (n_all, k) = match w.size()[..] {
         [n, k] => (n as usize, k as usize),
         _ => return Err(PolicyError::config(&key, "is not a matrix")),
@@ -178,10 +172,13 @@ fn linear(vars: &HashMap<String, Tensor>, name: &str, rows: Option<usize>) -> Re
     let n = rows.unwrap_or(n_all).min(n_all);
     let w = host(w)?;
     let b_key = format!("{name}.bias");
-    let b = vars
-        .get(&b_key)
-        .ok_or_else(|| PolicyError::config(&b_key, "missing from the policy's parameters"))
-        .and_then(host)?;
+    let b = param(vars, &b_key).and_then(host)?;
+    if b.len() < n {
+        return Err(PolicyError::config(
+            &b_key,
+            format!("has {} entries, the weight has {n_all} rows", b.len()),
+        ));
+    }
     let mut w_t = vec![0.0; k * n];
     for c in 0..n {
         for kk in 0..k {
