@@ -599,18 +599,21 @@ impl Multibody {
                 rb.forces.force - rb_mass * acc.linvel,
                 rb.forces.torque - gyroscopic - rb_inertia * acc.angvel,
             );
-            self.accelerations.gemv_tr(
+            // The link's Jacobian is zero past its last DoF (see `update_body_jacobians`).
+            let w = link.assembly_id + link.joint.ndofs();
+            let body_jacobian = self.body_jacobians[i].columns(0, w);
+            self.accelerations.rows_mut(0, w).gemv_tr(
                 1.0,
-                &self.body_jacobians[i],
+                &body_jacobian,
                 external_forces.as_vector(),
                 1.0,
             );
 
             if check_implicit_coriolis_divergence {
                 let applied_forces = Force::new(rb.forces.force, rb.forces.torque);
-                pos_forces.gemv_tr(
+                pos_forces.rows_mut(0, w).gemv_tr(
                     1.0,
-                    &self.body_jacobians[i],
+                    &body_jacobian,
                     applied_forces.as_vector(),
                     1.0,
                 );
@@ -782,10 +785,16 @@ impl Multibody {
                 parent_to_world = parent_link.local_to_world;
 
                 let (link_j, parent_j) = self.body_jacobians.index_mut_const(i, parent_id);
-                link_j.copy_from(parent_j);
+                // Only the ancestors' DoFs and this link's own move it: its columns past
+                // `w` are zero (links come parent-first with contiguous assembly ids).
+                let w = link.assembly_id + link.joint.ndofs();
+                link_j.columns_mut(w, self.ndofs - w).fill(0.0);
+                let mut link_j = link_j.columns_mut(0, w);
+                link_j.copy_from(&parent_j.columns(0, w));
 
                 {
                     let mut link_j_v = link_j.fixed_rows_mut::<DIM>(0);
+                    let parent_j = parent_j.columns(0, w);
                     let parent_j_w = parent_j.fixed_rows::<ANG_DIM>(DIM);
 
                     let shift_tr = vect_to_na(link.shift02).gcross_matrix_tr();
@@ -807,7 +816,8 @@ impl Multibody {
             link_j_part += link_joint_j;
 
             {
-                let link_j = &mut self.body_jacobians[i];
+                let w = link.assembly_id + ndofs;
+                let mut link_j = self.body_jacobians[i].columns_mut(0, w);
                 let (mut link_j_v, link_j_w) =
                     link_j.rows_range_pair_mut(0..DIM, DIM..DIM + ANG_DIM);
                 let shift_tr = vect_to_na(link.shift23).gcross_matrix_tr();
@@ -848,7 +858,11 @@ impl Multibody {
             let rb = &bodies[link.rigid_body];
             let rb_mass = rb.mprops.effective_mass();
             let rb_inertia = rb.mprops.effective_angular_inertia().into_matrix();
-            let body_jacobian = &self.body_jacobians[i];
+            // Links come parent-first with contiguous assembly ids, so this link's Jacobian
+            // (and its coriolis terms) are zero past its own last DoF: all per-link products
+            // below run over the first `w` columns only (same arithmetic, fewer zeros).
+            let w = link.assembly_id + link.joint.ndofs();
+            let body_jacobian = &self.body_jacobians[i].columns(0, w);
 
             // NOTE: the mass matrix index reordering operates on the assumption that the assembly
             //       ids are traversed in order. This assert is here to ensure the assumption always
@@ -887,17 +901,28 @@ impl Multibody {
             let rb_mass_matrix_wo_gyro = concat_rb_mass_matrix(rb_mass, rb_inertia.into());
             #[allow(clippy::useless_conversion)] // Needed in 3D, no-op in 2D
             let rb_mass_matrix = concat_rb_mass_matrix(rb_mass, augmented_inertia.into());
-            self.augmented_mass
-                .quadform(1.0, &rb_mass_matrix_wo_gyro, body_jacobian, 1.0);
-            self.acc_augmented_mass
-                .quadform(1.0, &rb_mass_matrix, body_jacobian, 1.0);
+            if w > 0 {
+                // (`quadform` reads column 0: skip links that no DoF moves.)
+                self.augmented_mass.view_mut((0, 0), (w, w)).quadform(
+                    1.0,
+                    &rb_mass_matrix_wo_gyro,
+                    body_jacobian,
+                    1.0,
+                );
+                self.acc_augmented_mass.view_mut((0, 0), (w, w)).quadform(
+                    1.0,
+                    &rb_mass_matrix,
+                    body_jacobian,
+                    1.0,
+                );
+            }
 
             /*
              *
              * Coriolis matrix.
              *
              */
-            let rb_j = &self.body_jacobians[i];
+            let rb_j = &self.body_jacobians[i].columns(0, w);
             let rb_j_w = rb_j.fixed_rows::<ANG_DIM>(DIM);
 
             let ndofs = link.joint.ndofs();
@@ -906,19 +931,24 @@ impl Multibody {
                 let parent_id = link.parent_internal_id;
                 let parent_link = &self.links[parent_id];
                 let parent_rb = &bodies[parent_link.rigid_body];
-                let parent_j = &self.body_jacobians[parent_id];
+                let parent_j = self.body_jacobians[parent_id].columns(0, w);
                 let parent_j_w = parent_j.fixed_rows::<ANG_DIM>(DIM);
                 let parent_w = SimdAngVector::<Real>::from(parent_rb.vels.angvel).gcross_matrix();
 
                 let (coriolis_v, parent_coriolis_v) = self.coriolis_v.index_mut2(i, parent_id);
                 let (coriolis_w, parent_coriolis_w) = self.coriolis_w.index_mut2(i, parent_id);
 
-                coriolis_v.copy_from(parent_coriolis_v);
-                coriolis_w.copy_from(parent_coriolis_w);
+                coriolis_v.columns_mut(w, self.ndofs - w).fill(0.0);
+                coriolis_w.columns_mut(w, self.ndofs - w).fill(0.0);
+                let mut coriolis_v = coriolis_v.columns_mut(0, w);
+                let mut coriolis_w = coriolis_w.columns_mut(0, w);
+                let parent_coriolis_w = parent_coriolis_w.columns(0, w);
+                coriolis_v.copy_from(&parent_coriolis_v.columns(0, w));
+                coriolis_w.copy_from(&parent_coriolis_w);
 
                 // [c1 - c0].gcross() * (JDot + JDot/u * qdot)"
                 let shift_cross_tr = vect_to_na(link.shift02).gcross_matrix_tr();
-                coriolis_v.gemm(1.0, &shift_cross_tr, parent_coriolis_w, 1.0);
+                coriolis_v.gemm(1.0, &shift_cross_tr, &parent_coriolis_w, 1.0);
 
                 // JDot (but the 2.0 originates from the sum of two identical terms in JDot and JDot/u * gdot)
                 let dvel_cross = vect_to_na(
@@ -969,13 +999,13 @@ impl Multibody {
                 self.coriolis_w[i].fill(0.0);
             }
 
-            let coriolis_v = &mut self.coriolis_v[i];
-            let coriolis_w = &mut self.coriolis_w[i];
+            let mut coriolis_v = self.coriolis_v[i].columns_mut(0, w);
+            let coriolis_w = self.coriolis_w[i].columns(0, w);
 
             {
                 // [c3 - c2].gcross() * (JDot + JDot/u * qdot)
                 let shift_cross_tr = vect_to_na(link.shift23).gcross_matrix_tr();
-                coriolis_v.gemm(1.0, &shift_cross_tr, coriolis_w, 1.0);
+                coriolis_v.gemm(1.0, &shift_cross_tr, &coriolis_w, 1.0);
 
                 // JDot
                 let dvel_cross = vect_to_na(rb.vels.angvel.gcross(link.shift23)).gcross_matrix_tr();
@@ -990,15 +1020,16 @@ impl Multibody {
                 );
             }
 
-            let coriolis_v = &mut self.coriolis_v[i];
-            let coriolis_w = &mut self.coriolis_w[i];
+            let coriolis_v = self.coriolis_v[i].columns(0, w);
+            let coriolis_w = self.coriolis_w[i].columns(0, w);
+            let mut i_coriolis_dt = self.i_coriolis_dt.columns_mut(0, w);
 
             /*
              * Meld with the mass matrix.
              */
             {
-                let mut i_coriolis_dt_v = self.i_coriolis_dt.fixed_rows_mut::<DIM>(0);
-                i_coriolis_dt_v.copy_from(coriolis_v);
+                let mut i_coriolis_dt_v = i_coriolis_dt.fixed_rows_mut::<DIM>(0);
+                i_coriolis_dt_v.copy_from(&coriolis_v);
                 let rb_mass_dt = vect_to_na(rb_mass * dt);
                 i_coriolis_dt_v
                     .column_iter_mut()
@@ -1007,18 +1038,22 @@ impl Multibody {
 
             #[cfg(feature = "dim2")]
             {
-                let mut i_coriolis_dt_w = self.i_coriolis_dt.fixed_rows_mut::<ANG_DIM>(DIM);
+                let mut i_coriolis_dt_w = i_coriolis_dt.fixed_rows_mut::<ANG_DIM>(DIM);
                 // NOTE: this is just an axpy, but on row columns.
-                i_coriolis_dt_w.zip_apply(coriolis_w, |o, x| *o = x * dt * rb_inertia);
+                i_coriolis_dt_w.zip_apply(&coriolis_w, |o, x| *o = x * dt * rb_inertia);
             }
             #[cfg(feature = "dim3")]
             {
-                let mut i_coriolis_dt_w = self.i_coriolis_dt.fixed_rows_mut::<ANG_DIM>(DIM);
-                i_coriolis_dt_w.gemm(dt, &mat_to_na(rb_inertia), coriolis_w, 0.0);
+                let mut i_coriolis_dt_w = i_coriolis_dt.fixed_rows_mut::<ANG_DIM>(DIM);
+                i_coriolis_dt_w.gemm(dt, &mat_to_na(rb_inertia), &coriolis_w, 0.0);
             }
 
-            self.acc_augmented_mass
-                .gemm_tr(1.0, rb_j, &self.i_coriolis_dt, 1.0);
+            self.acc_augmented_mass.view_mut((0, 0), (w, w)).gemm_tr(
+                1.0,
+                rb_j,
+                &i_coriolis_dt,
+                1.0,
+            );
         }
 
         /*
