@@ -22,6 +22,8 @@ mod multibody_joint_handle;
 #[cfg(feature = "alloc")]
 mod multibody_joint_set;
 #[cfg(feature = "alloc")]
+mod multibody_kernels;
+#[cfg(feature = "alloc")]
 mod multibody_link;
 #[cfg(feature = "alloc")]
 mod multibody_workspace;

@@ -1,3 +1,4 @@
+use super::multibody_kernels;
 use super::multibody_link::{MultibodyLink, MultibodyLinkVec};
 use super::multibody_workspace::MultibodyWorkspace;
 use crate::alloc_prelude::*;
@@ -862,7 +863,6 @@ impl Multibody {
             // (and its coriolis terms) are zero past its own last DoF: all per-link products
             // below run over the first `w` columns only (same arithmetic, fewer zeros).
             let w = link.assembly_id + link.joint.ndofs();
-            let body_jacobian = &self.body_jacobians[i].columns(0, w);
 
             // NOTE: the mass matrix index reordering operates on the assumption that the assembly
             //       ids are traversed in order. This assert is here to ensure the assumption always
@@ -901,21 +901,16 @@ impl Multibody {
             let rb_mass_matrix_wo_gyro = concat_rb_mass_matrix(rb_mass, rb_inertia.into());
             #[allow(clippy::useless_conversion)] // Needed in 3D, no-op in 2D
             let rb_mass_matrix = concat_rb_mass_matrix(rb_mass, augmented_inertia.into());
-            if w > 0 {
-                // (`quadform` reads column 0: skip links that no DoF moves.)
-                self.augmented_mass.view_mut((0, 0), (w, w)).quadform(
-                    1.0,
-                    &rb_mass_matrix_wo_gyro,
-                    body_jacobian,
-                    1.0,
-                );
-                self.acc_augmented_mass.view_mut((0, 0), (w, w)).quadform(
-                    1.0,
-                    &rb_mass_matrix,
-                    body_jacobian,
-                    1.0,
-                );
-            }
+            // `quadform` on both matrices at once (multibody_kernels.rs: same arithmetic).
+            multibody_kernels::add_quadforms(
+                self.augmented_mass.as_mut_slice(),
+                self.acc_augmented_mass.as_mut_slice(),
+                self.ndofs,
+                &rb_mass_matrix_wo_gyro,
+                &rb_mass_matrix,
+                self.body_jacobians[i].as_slice(),
+                w,
+            );
 
             /*
              *
@@ -1022,7 +1017,7 @@ impl Multibody {
 
             let coriolis_v = self.coriolis_v[i].columns(0, w);
             let coriolis_w = self.coriolis_w[i].columns(0, w);
-            let mut i_coriolis_dt = self.i_coriolis_dt.columns_mut(0, w);
+            let i_coriolis_dt = &mut self.i_coriolis_dt.columns_mut(0, w);
 
             /*
              * Meld with the mass matrix.
@@ -1048,11 +1043,13 @@ impl Multibody {
                 i_coriolis_dt_w.gemm(dt, &mat_to_na(rb_inertia), &coriolis_w, 0.0);
             }
 
-            self.acc_augmented_mass.view_mut((0, 0), (w, w)).gemm_tr(
-                1.0,
-                rb_j,
-                &i_coriolis_dt,
-                1.0,
+            // `gemm_tr` (multibody_kernels.rs: same arithmetic).
+            multibody_kernels::add_gemm_tr(
+                self.acc_augmented_mass.as_mut_slice(),
+                self.ndofs,
+                self.body_jacobians[i].as_slice(),
+                self.i_coriolis_dt.as_slice(),
+                w,
             );
         }
 
