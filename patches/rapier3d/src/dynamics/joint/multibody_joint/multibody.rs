@@ -1,4 +1,4 @@
-use super::multibody_kernels::{self, Cols, Rhs, add_gemm};
+use super::multibody_kernels;
 use super::multibody_link::{MultibodyLink, MultibodyLinkVec};
 use super::multibody_workspace::MultibodyWorkspace;
 use crate::alloc_prelude::*;
@@ -770,15 +770,6 @@ impl Multibody {
     }
 
     fn update_body_jacobians(&mut self) {
-        // Column layouts of a Jacobian's linear and angular rows, for the slice kernels.
-        let lin_rows = Cols {
-            stride: SPATIAL_DIM,
-            offset: 0,
-        };
-        let ang_rows = Cols {
-            stride: SPATIAL_DIM,
-            offset: DIM,
-        };
         for i in 0..self.links.len() {
             let link = &self.links[i];
 
@@ -799,12 +790,17 @@ impl Multibody {
                 // `w` are zero (links come parent-first with contiguous assembly ids).
                 let w = link.assembly_id + link.joint.ndofs();
                 link_j.columns_mut(w, self.ndofs - w).fill(0.0);
-                link_j.columns_mut(0, w).copy_from(&parent_j.columns(0, w));
+                let mut link_j = link_j.columns_mut(0, w);
+                link_j.copy_from(&parent_j.columns(0, w));
 
-                // `link_j_v += shift_tr · parent_j_w` (multibody_kernels.rs: same arithmetic).
-                let shift_tr = vect_to_na(link.shift02).gcross_matrix_tr();
-                let parent_j_w = Rhs::Other(parent_j.as_slice(), ang_rows);
-                add_gemm(link_j.as_mut_slice(), lin_rows, 1.0, &shift_tr, parent_j_w, true, w);
+                {
+                    let mut link_j_v = link_j.fixed_rows_mut::<DIM>(0);
+                    let parent_j = parent_j.columns(0, w);
+                    let parent_j_w = parent_j.fixed_rows::<ANG_DIM>(DIM);
+
+                    let shift_tr = vect_to_na(link.shift02).gcross_matrix_tr();
+                    link_j_v.gemm(1.0, &shift_tr, &parent_j_w, 1.0);
+                }
             } else {
                 self.body_jacobians[i].fill(0.0);
                 parent_to_world = Pose::IDENTITY;
@@ -821,11 +817,12 @@ impl Multibody {
             link_j_part += link_joint_j;
 
             {
-                // `link_j_v += shift_tr · link_j_w` (multibody_kernels.rs: same arithmetic).
                 let w = link.assembly_id + ndofs;
-                let link_j = self.body_jacobians[i].as_mut_slice();
+                let mut link_j = self.body_jacobians[i].columns_mut(0, w);
+                let (mut link_j_v, link_j_w) =
+                    link_j.rows_range_pair_mut(0..DIM, DIM..DIM + ANG_DIM);
                 let shift_tr = vect_to_na(link.shift23).gcross_matrix_tr();
-                add_gemm(link_j, lin_rows, 1.0, &shift_tr, Rhs::SameSlice(ang_rows), true, w);
+                link_j_v.gemm(1.0, &shift_tr, &link_j_w, 1.0);
             }
         }
     }
@@ -856,12 +853,6 @@ impl Multibody {
         }
 
         let mut curr_assembly_id = 0;
-        // Column layouts for the slice kernels: Jacobian rows, coriolis matrices.
-        let ang_rows = Cols {
-            stride: SPATIAL_DIM,
-            offset: DIM,
-        };
-        let (lin_cols, ang_cols) = (Cols::packed(DIM), Cols::packed(ANG_DIM));
 
         for i in 0..self.links.len() {
             let link = &self.links[i];
@@ -926,13 +917,17 @@ impl Multibody {
              * Coriolis matrix.
              *
              */
+            let rb_j = &self.body_jacobians[i].columns(0, w);
+            let rb_j_w = rb_j.fixed_rows::<ANG_DIM>(DIM);
+
             let ndofs = link.joint.ndofs();
 
             if i != 0 {
                 let parent_id = link.parent_internal_id;
                 let parent_link = &self.links[parent_id];
                 let parent_rb = &bodies[parent_link.rigid_body];
-                let parent_j = self.body_jacobians[parent_id].as_slice();
+                let parent_j = self.body_jacobians[parent_id].columns(0, w);
+                let parent_j_w = parent_j.fixed_rows::<ANG_DIM>(DIM);
                 let parent_w = SimdAngVector::<Real>::from(parent_rb.vels.angvel).gcross_matrix();
 
                 let (coriolis_v, parent_coriolis_v) = self.coriolis_v.index_mut2(i, parent_id);
@@ -940,44 +935,36 @@ impl Multibody {
 
                 coriolis_v.columns_mut(w, self.ndofs - w).fill(0.0);
                 coriolis_w.columns_mut(w, self.ndofs - w).fill(0.0);
-                coriolis_v
-                    .columns_mut(0, w)
-                    .copy_from(&parent_coriolis_v.columns(0, w));
-                coriolis_w
-                    .columns_mut(0, w)
-                    .copy_from(&parent_coriolis_w.columns(0, w));
-
-                // `gemm`s over the first `w` columns (multibody_kernels.rs: same arithmetic).
-                let parent_j_w = Rhs::Other(parent_j, ang_rows);
-                let gemm_v = |a: &_, b, coriolis_v: &mut OMatrix<Real, Dim, Dyn>| {
-                    add_gemm(coriolis_v.as_mut_slice(), lin_cols, 1.0, a, b, true, w)
-                };
+                let mut coriolis_v = coriolis_v.columns_mut(0, w);
+                let mut coriolis_w = coriolis_w.columns_mut(0, w);
+                let parent_coriolis_w = parent_coriolis_w.columns(0, w);
+                coriolis_v.copy_from(&parent_coriolis_v.columns(0, w));
+                coriolis_w.copy_from(&parent_coriolis_w);
 
                 // [c1 - c0].gcross() * (JDot + JDot/u * qdot)"
                 let shift_cross_tr = vect_to_na(link.shift02).gcross_matrix_tr();
-                let parent_coriolis_w = Rhs::Other(parent_coriolis_w.as_slice(), ang_cols);
-                gemm_v(&shift_cross_tr, parent_coriolis_w, coriolis_v);
+                coriolis_v.gemm(1.0, &shift_cross_tr, &parent_coriolis_w, 1.0);
 
                 // JDot (but the 2.0 originates from the sum of two identical terms in JDot and JDot/u * gdot)
                 let dvel_cross = vect_to_na(
                     rb.vels.angvel.gcross(link.shift02) + 2.0 * link.joint_velocity.linvel,
                 )
                 .gcross_matrix_tr();
-                gemm_v(&dvel_cross, parent_j_w, coriolis_v);
+                coriolis_v.gemm(1.0, &dvel_cross, &parent_j_w, 1.0);
 
                 // JDot/u * qdot
-                gemm_v(
+                coriolis_v.gemm(
+                    1.0,
                     &vect_to_na(link.joint_velocity.linvel).gcross_matrix_tr(),
-                    parent_j_w,
-                    coriolis_v,
+                    &parent_j_w,
+                    1.0,
                 );
-                gemm_v(&(parent_w * shift_cross_tr), parent_j_w, coriolis_v);
+                coriolis_v.gemm(1.0, &(parent_w * shift_cross_tr), &parent_j_w, 1.0);
 
                 #[cfg(feature = "dim3")]
                 {
                     let vel_wrt_joint_w = vect_to_na(link.joint_velocity.angvel).gcross_matrix();
-                    let c = coriolis_w.as_mut_slice();
-                    add_gemm(c, ang_cols, -1.0, &vel_wrt_joint_w, parent_j_w, true, w);
+                    coriolis_w.gemm(-1.0, &vel_wrt_joint_w, &parent_j_w, 1.0);
                 }
 
                 // JDot (but the 2.0 originates from the sum of two identical terms in JDot and JDot/u * gdot)
@@ -1007,26 +994,29 @@ impl Multibody {
                 self.coriolis_w[i].fill(0.0);
             }
 
-            {
-                let coriolis_v = self.coriolis_v[i].as_mut_slice();
-                let coriolis_w = Rhs::Other(self.coriolis_w[i].as_slice(), ang_cols);
-                let rb_j_w = Rhs::Other(self.body_jacobians[i].as_slice(), ang_rows);
+            let mut coriolis_v = self.coriolis_v[i].columns_mut(0, w);
+            let coriolis_w = self.coriolis_w[i].columns(0, w);
 
+            {
                 // [c3 - c2].gcross() * (JDot + JDot/u * qdot)
                 let shift_cross_tr = vect_to_na(link.shift23).gcross_matrix_tr();
-                add_gemm(coriolis_v, lin_cols, 1.0, &shift_cross_tr, coriolis_w, true, w);
+                coriolis_v.gemm(1.0, &shift_cross_tr, &coriolis_w, 1.0);
 
                 // JDot
                 let dvel_cross = vect_to_na(rb.vels.angvel.gcross(link.shift23)).gcross_matrix_tr();
-                add_gemm(coriolis_v, lin_cols, 1.0, &dvel_cross, rb_j_w, true, w);
+                coriolis_v.gemm(1.0, &dvel_cross, &rb_j_w, 1.0);
 
                 // JDot/u * qdot
-                let w_shift =
-                    SimdAngVector::<Real>::from(rb.vels.angvel).gcross_matrix() * shift_cross_tr;
-                add_gemm(coriolis_v, lin_cols, 1.0, &w_shift, rb_j_w, true, w);
+                coriolis_v.gemm(
+                    1.0,
+                    &(SimdAngVector::<Real>::from(rb.vels.angvel).gcross_matrix() * shift_cross_tr),
+                    &rb_j_w,
+                    1.0,
+                );
             }
 
             let coriolis_v = self.coriolis_v[i].columns(0, w);
+            let coriolis_w = self.coriolis_w[i].columns(0, w);
             let i_coriolis_dt = &mut self.i_coriolis_dt.columns_mut(0, w);
 
             /*
@@ -1043,16 +1033,14 @@ impl Multibody {
 
             #[cfg(feature = "dim2")]
             {
-                let coriolis_w = self.coriolis_w[i].columns(0, w);
                 let mut i_coriolis_dt_w = i_coriolis_dt.fixed_rows_mut::<ANG_DIM>(DIM);
                 // NOTE: this is just an axpy, but on row columns.
                 i_coriolis_dt_w.zip_apply(&coriolis_w, |o, x| *o = x * dt * rb_inertia);
             }
             #[cfg(feature = "dim3")]
             {
-                let c = self.i_coriolis_dt.as_mut_slice();
-                let coriolis_w = Rhs::Other(self.coriolis_w[i].as_slice(), ang_cols);
-                add_gemm(c, ang_rows, dt, &mat_to_na(rb_inertia), coriolis_w, false, w);
+                let mut i_coriolis_dt_w = i_coriolis_dt.fixed_rows_mut::<ANG_DIM>(DIM);
+                i_coriolis_dt_w.gemm(dt, &mat_to_na(rb_inertia), &coriolis_w, 0.0);
             }
 
             // `gemm_tr` (multibody_kernels.rs: same arithmetic).

@@ -7,7 +7,7 @@
 //! `w` nonzero Jacobian columns (see `Multibody::update_mass_matrix`).
 
 use crate::math::{ANG_DIM, DIM, Real, SPATIAL_DIM};
-use na::{Dim, Matrix, RawStorage, SMatrix};
+use na::SMatrix;
 
 /// `mid · j` for a rigid body's spatial mass matrix `mid = diag(mass) ⊕ inertia`, with
 /// nalgebra `gemv`'s summation order over the nonzero entries.
@@ -75,70 +75,6 @@ pub(super) fn add_gemm_tr(out: &mut [Real], n: usize, j: &[Real], x: &[Real], w:
                 dot += jr[k] * xc[k];
             }
             col[r] = dot + col[r];
-        }
-    }
-}
-
-/// Where the columns of a small matrix lie in a column-major slice: column `j` starts at
-/// `j·stride + offset` (e.g. the angular rows of a Jacobian: `stride = SPATIAL_DIM`,
-/// `offset = DIM`).
-#[derive(Copy, Clone, Debug)]
-pub(super) struct Cols {
-    pub stride: usize,
-    pub offset: usize,
-}
-
-impl Cols {
-    /// Columns packed one after the other with `rows` entries each.
-    pub const fn packed(rows: usize) -> Self {
-        Self {
-            stride: rows,
-            offset: 0,
-        }
-    }
-}
-
-/// The right-hand side of [`add_gemm`]: another slice, or other rows of the output's own slice.
-#[derive(Copy, Clone, Debug)]
-pub(super) enum Rhs<'a> {
-    Other(&'a [Real], Cols),
-    SameSlice(Cols),
-}
-
-/// `c[.., ..w] = alpha·a·b[.., ..w] + beta·c[.., ..w]` with `beta ∈ {0, 1}` for a small `a`
-/// (at most `SPATIAL_DIM × SPATIAL_DIM`): nalgebra `gemm`'s operation order, one column at a
-/// time, `(alpha·a[r, k])·b[k, j]` accumulated over `k`.
-pub(super) fn add_gemm<R: Dim, K: Dim, S: RawStorage<Real, R, K>>(
-    c: &mut [Real],
-    c_cols: Cols,
-    alpha: Real,
-    a: &Matrix<Real, R, K, S>,
-    b: Rhs<'_>,
-    beta_is_one: bool,
-    w: usize,
-) {
-    let (m, kd) = a.shape();
-    let mut scaled = [0.0; SPATIAL_DIM * SPATIAL_DIM];
-    for k in 0..kd {
-        for r in 0..m {
-            scaled[k * m + r] = alpha * a[(r, k)];
-        }
-    }
-    let mut bj = [0.0; SPATIAL_DIM];
-    for j in 0..w {
-        match b {
-            Rhs::Other(b, cols) => bj[..kd].copy_from_slice(&b[j * cols.stride + cols.offset..][..kd]),
-            Rhs::SameSlice(cols) => bj[..kd].copy_from_slice(&c[j * cols.stride + cols.offset..][..kd]),
-        }
-        let cj = &mut c[j * c_cols.stride + c_cols.offset..][..m];
-        for r in 0..m {
-            let t = scaled[r] * bj[0];
-            cj[r] = if beta_is_one { t + cj[r] } else { t };
-        }
-        for k in 1..kd {
-            for r in 0..m {
-                cj[r] = scaled[k * m + r] * bj[k] + cj[r];
-            }
         }
     }
 }
