@@ -1,8 +1,10 @@
-"""Fidelity probes of the arm-cube anchor in MuJoCo, computed exactly as `sim::anchor::fidelity`.
+"""Fidelity probes of an anchor scene in MuJoCo, computed exactly as `sim::anchor::fidelity`.
 
-Usage: python mujoco_fidelity.py [scene.xml]     (prints one JSON object)
+Usage: python mujoco_fidelity.py [scene.xml] [--elbow NAME]     (prints one JSON object)
 
-- gravity sag: all targets 0 (arm horizontal) for SETTLE_S; j2 and j3 positions then. The
+The shoulder is the second actuator's joint (j2), the base yaw the first (j1), the elbow the
+joint named by --elbow (default j3, the arm-cube's; the panda-cube's is j4).
+- gravity sag: all targets 0 for SETTLE_S; j2 and elbow positions then. On the arm-cube the
   wrist then rests on the table edge, so this is contact-influenced.
 - lifted sag: same with the j2 target at LIFTED_J2_RAD (arm clear of everything): q - target.
 - step responses of j2 (gravity-loaded shoulder, up by STEP_RAD) and j1 (base yaw, +STEP_RAD)
@@ -21,7 +23,6 @@ SETTLE_S = 2.0
 STEP_RAD = 0.3
 STEP_HORIZON_S = 2.0
 LIFTED_J2_RAD = -0.3
-LIFTED = np.array([0.0, LIFTED_J2_RAD, 0, 0, 0, 0, 0, 0])
 
 
 def default_scene() -> str:
@@ -73,10 +74,16 @@ def summarize(joint: str, q0: float, trace: np.ndarray, dt: float) -> dict:
     }
 
 
+def lifted_targets(m: mujoco.MjModel) -> np.ndarray:
+    t = np.zeros(m.nu)
+    t[1] = LIFTED_J2_RAD
+    return t
+
+
 def step_response(m: mujoco.MjModel, joint: str, actuator: int, step_rad: float) -> dict:
-    d = settled(m, LIFTED)
+    d = settled(m, lifted_targets(m))
     q0 = qpos_of(m, d, joint)
-    d.ctrl[:] = LIFTED
+    d.ctrl[:] = lifted_targets(m)
     d.ctrl[actuator] += step_rad
     trace = []
     for _ in range(steps_for(STEP_HORIZON_S, m.opt.timestep)):
@@ -86,16 +93,24 @@ def step_response(m: mujoco.MjModel, joint: str, actuator: int, step_rad: float)
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    argv = sys.argv[1:]
+    elbow = "j3"
+    if "--elbow" in argv:
+        i = argv.index("--elbow")
+        if i + 1 >= len(argv):
+            sys.exit("mujoco_fidelity: --elbow needs a joint name")
+        elbow = argv[i + 1]
+        del argv[i:i + 2]
+    args = [a for a in argv if not a.startswith("--")]
     m = mujoco.MjModel.from_xml_path(args[0] if args else default_scene())
-    d = settled(m, np.zeros(8))
-    lifted = settled(m, LIFTED)
+    d = settled(m, np.zeros(m.nu))
+    lifted = settled(m, lifted_targets(m))
     print(json.dumps({
         "engine": f"mujoco {mujoco.__version__}",
         "gravity_sag_j2_rad": qpos_of(m, d, "j2"),
-        "gravity_sag_j3_rad": qpos_of(m, d, "j3"),
+        "gravity_sag_elbow_rad": qpos_of(m, d, elbow),
         "lifted_sag_j2_rad": qpos_of(m, lifted, "j2") - LIFTED_J2_RAD,
-        "lifted_sag_j3_rad": qpos_of(m, lifted, "j3"),
+        "lifted_sag_elbow_rad": qpos_of(m, lifted, elbow),
         "step_j2": step_response(m, "j2", 1, -STEP_RAD),
         "step_j1": step_response(m, "j1", 0, STEP_RAD),
     }))

@@ -1,12 +1,13 @@
-//! Physics throughput and fidelity of the arm-cube anchor, side by side with MuJoCo in the same
-//! run: `cargo bench --bench physics [-- --threads N] [--articulation impulse|multibody]
+//! Physics throughput and fidelity of an anchor scene, side by side with MuJoCo in the same
+//! run: `cargo bench --bench physics [-- --threads N] [--anchor arm-cube|panda-cube]
+//! [--articulation impulse|multibody]
 //! [--solver-iterations N] [--pgs-iterations N] [--stabilization-iterations N] [--no-mujoco]`. Prints one JSON object (`sim::anchor::PhysicsReport`). MuJoCo runs through
 //! `.venv/bin/python` (created by `scripts/python-env.sh` when missing); if it cannot run, its
 //! fields are null and `note` says why.
 
 use std::process::ExitCode;
 
-use sim::anchor::{physics_report_with, ArticulationKind, PhysicsReportConfig};
+use sim::anchor::{physics_report_with, Anchor, ArticulationKind, PhysicsReportConfig};
 
 fn value(args: &mut impl Iterator<Item = String>, flag: &str) -> Result<usize, String> {
     let v = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -22,6 +23,10 @@ fn parse_args() -> Result<PhysicsReportConfig, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--threads" => cfg.threads = value(&mut args, &arg)?,
+            "--anchor" => {
+                let v = args.next().ok_or("--anchor needs a value")?;
+                cfg.anchor = v.parse::<Anchor>().map_err(|e| e.to_string())?;
+            }
             "--articulation" => {
                 let v = args.next().ok_or("--articulation needs a value")?;
                 cfg.articulation = v.parse::<ArticulationKind>().map_err(|e| e.to_string())?;

@@ -1,8 +1,10 @@
-//! The arm-cube speed/fidelity anchor: MuJoCo's `shared/anchors/mujoco_arm_cube.xml` rebuilt in
-//! rapier, a throughput bench over many independent worlds, fidelity probes, and the
-//! side-by-side report with MuJoCo behind `coevolve bench physics`.
+//! The speed/fidelity anchors: MuJoCo scenes rebuilt in rapier — the UR5e-class arm-cube
+//! (`shared/anchors/mujoco_arm_cube.xml`) and the Panda-class panda-cube
+//! (`benches/anchors/mujoco_panda_cube.xml`) — a throughput bench over many independent worlds,
+//! fidelity probes, and the side-by-side report with MuJoCo behind `coevolve bench physics`.
 //!
-//! Main types: [`AnchorScene`] (one world: `new → set_targets → step`), [`AnchorConfig`]
+//! Main types: [`Anchor`] (which scene) → [`AnchorModel`] (the scene as data),
+//! [`AnchorScene`] (one world: `new → set_targets → step`), [`AnchorConfig`]
 //! (solver settings), [`run_physics_bench`] → [`PhysicsBench`], [`fidelity`] → [`Fidelity`],
 //! [`physics_report`] → [`PhysicsReport`]. Not here: the robot scenes used for learning (they
 //! reuse the articulation kind and solver settings chosen here, [`AnchorConfig::default`]).
@@ -35,6 +37,7 @@
 mod bench;
 mod fidelity;
 pub mod model;
+mod panda;
 mod report;
 mod scene;
 #[cfg(test)]
@@ -46,7 +49,8 @@ use crate::error::{Result, SimError};
 
 pub use bench::{run_physics_bench, PhysicsBench, PhysicsBenchConfig};
 pub use fidelity::{fidelity, Fidelity, StepResponse};
-pub use model::{JointSpec, JointType, DT_S, JOINTS, NUM_JOINTS};
+pub use model::{AnchorModel, JointSpec, JointType, ARM_CUBE, DT_S};
+pub use panda::PANDA_CUBE;
 pub use report::{
     physics_report, physics_report_with, FidelityReport, MujocoBench, PhysicsReport,
     PhysicsReportConfig,
@@ -54,6 +58,51 @@ pub use report::{
 pub use scene::{integration_parameters, servo_damping, AnchorScene};
 
 pub use crate::config::ArticulationKind;
+
+/// Which anchor scene.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Anchor {
+    /// The UR5e-class arm over a cube (`mujoco_arm_cube.xml`).
+    #[default]
+    ArmCube,
+    /// The Panda-class 7-DOF arm with its hand over a cube (`mujoco_panda_cube.xml`).
+    PandaCube,
+}
+
+impl Anchor {
+    /// Every anchor scene.
+    pub const ALL: [Anchor; 2] = [Anchor::ArmCube, Anchor::PandaCube];
+
+    /// The scene as data.
+    pub fn model(self) -> &'static AnchorModel {
+        match self {
+            Anchor::ArmCube => &ARM_CUBE,
+            Anchor::PandaCube => &PANDA_CUBE,
+        }
+    }
+
+    /// The scene's name (`arm-cube`, `panda-cube`).
+    pub fn name(self) -> &'static str {
+        self.model().name
+    }
+}
+
+impl std::str::FromStr for Anchor {
+    type Err = SimError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Anchor::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| {
+                SimError::config(
+                    "anchor",
+                    format!("`{s}` is not an anchor scene (arm-cube, panda-cube)"),
+                )
+            })
+    }
+}
 
 /// Solver settings for the anchor scene (and the robot scenes that copy them).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -1,11 +1,12 @@
 //! `coevolve bench physics|camera|train|infer`.
 
 use clap::{Args, ValueEnum};
-use sim::anchor::{physics_report_with, PhysicsReportConfig};
+use sim::anchor::{physics_report_with, Anchor, PhysicsReport, PhysicsReportConfig};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum BenchKind {
-    /// The anchor arm-cube scene: physics steps/s next to MuJoCo's, plus fidelity probes.
+    /// The anchor scenes (arm-cube, panda-cube): physics steps/s next to MuJoCo's, plus
+    /// fidelity probes.
     Physics,
     /// 64×64 RGB-D + segmentation frames/s per core in the default pick scene.
     Camera,
@@ -24,6 +25,10 @@ pub struct BenchArgs {
     /// Physics: skip MuJoCo (its fields are then null).
     #[arg(long)]
     pub no_mujoco: bool,
+    /// Physics: one anchor scene (arm-cube, panda-cube) instead of both; with --json, one
+    /// JSON object per scene, one per line.
+    #[arg(long)]
+    pub anchor: Option<String>,
     /// Camera: frames to render.
     #[arg(long, default_value_t = 5000)]
     pub frames: usize,
@@ -55,33 +60,20 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     };
     match args.kind {
         BenchKind::Physics => {
-            let cfg = PhysicsReportConfig::new(threads, !args.no_mujoco);
-            let r = physics_report_with(&cfg)?;
-            if args.json {
-                println!("{}", serde_json::to_string(&r)?);
-            } else {
-                let fmt = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.0}"));
-                let ratio = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.2}×"));
-                println!(
-                    "physics, anchor arm-cube scene ({:?} joints)",
-                    r.articulation
-                );
-                println!(
-                    "  1 thread : ours {:.0} steps/s, MuJoCo {} steps/s, ratio {}",
-                    r.steps_per_sec_1t,
-                    fmt(r.mujoco_steps_per_sec_1t),
-                    ratio(r.ratio_1t)
-                );
-                println!(
-                    "  {} threads: ours {:.0} steps/s (scaling {:.2}×), MuJoCo {} steps/s, ratio {}",
-                    r.threads,
-                    r.steps_per_sec,
-                    r.scaling,
-                    fmt(r.mujoco_steps_per_sec),
-                    ratio(r.ratio)
-                );
-                if let Some(note) = &r.note {
-                    println!("  note: {note}");
+            let anchors = match &args.anchor {
+                Some(name) => vec![name.parse::<Anchor>()?],
+                None => Anchor::ALL.to_vec(),
+            };
+            for anchor in anchors {
+                let cfg = PhysicsReportConfig {
+                    anchor,
+                    ..PhysicsReportConfig::new(threads, !args.no_mujoco)
+                };
+                let r = physics_report_with(&cfg)?;
+                if args.json {
+                    println!("{}", serde_json::to_string(&r)?);
+                } else {
+                    print_physics(&r);
                 }
             }
         }
@@ -140,4 +132,39 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+fn print_physics(r: &PhysicsReport) {
+    let fmt = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.0}"));
+    let ratio = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.2}×"));
+    println!(
+        "physics, anchor {} scene ({:?} joints)",
+        r.scene, r.articulation
+    );
+    println!(
+        "  1 thread : ours {:.0} steps/s, MuJoCo {} steps/s, ratio {}",
+        r.steps_per_sec_1t,
+        fmt(r.mujoco_steps_per_sec_1t),
+        ratio(r.ratio_1t)
+    );
+    println!(
+        "  {} threads: ours {:.0} steps/s (scaling {:.2}×), MuJoCo {} steps/s, ratio {}",
+        r.threads,
+        r.steps_per_sec,
+        r.scaling,
+        fmt(r.mujoco_steps_per_sec),
+        ratio(r.ratio)
+    );
+    let (ours, theirs) = (&r.fidelity.ours, r.fidelity.mujoco.as_ref());
+    let sag = |f: &sim::anchor::Fidelity| f.lifted_sag_j2_rad;
+    println!(
+        "  fidelity: lifted j2 sag ours {:.4} rad, MuJoCo {}; j2 step at 0.1 s ours {:.4} rad, MuJoCo {}",
+        sag(ours),
+        theirs.map_or("n/a".to_owned(), |m| format!("{:.4}", sag(m))),
+        ours.step_j2.q_at_0_1_s_rad,
+        theirs.map_or("n/a".to_owned(), |m| format!("{:.4}", m.step_j2.q_at_0_1_s_rad)),
+    );
+    if let Some(note) = &r.note {
+        println!("  note: {note}");
+    }
 }

@@ -8,13 +8,15 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::model::NUM_JOINTS;
-use super::{AnchorConfig, AnchorScene, ArticulationKind};
+use super::{Anchor, AnchorConfig, AnchorScene, ArticulationKind};
 use crate::error::{Result, SimError};
 
 /// What to run. Defaults mirror `shared/anchors/mujoco_bench.py`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PhysicsBenchConfig {
+    /// Scene. Default [`Anchor::ArmCube`].
+    #[serde(default)]
+    pub anchor: Anchor,
     /// Articulation kind. Default [`ArticulationKind::default`].
     pub articulation: ArticulationKind,
     /// Solver settings. Default [`AnchorConfig::default`].
@@ -34,6 +36,7 @@ pub struct PhysicsBenchConfig {
 impl Default for PhysicsBenchConfig {
     fn default() -> Self {
         Self {
+            anchor: Anchor::default(),
             articulation: ArticulationKind::default(),
             scene: AnchorConfig::default(),
             threads: 1,
@@ -50,6 +53,8 @@ impl Default for PhysicsBenchConfig {
 pub struct PhysicsBench {
     /// Always `"coevolve-rapier"`.
     pub engine: String,
+    /// Scene name.
+    pub scene: String,
     /// Worker threads.
     pub threads: usize,
     /// Physics steps per second of wall time, all episodes together (scene building included).
@@ -74,7 +79,7 @@ pub struct PhysicsBench {
     pub max_linvel_m_per_s: f32,
     /// Largest body angular speed seen in any episode, rad/s.
     pub max_angvel_rad_per_s: f32,
-    /// Largest |q| of an arm joint seen (rad): targets are within ±0.5.
+    /// Largest final |q| of an arm hinge over the episodes (rad): targets are within ±0.5.
     pub max_abs_arm_q_rad: f32,
 }
 
@@ -88,7 +93,8 @@ struct EpisodeStats {
 }
 
 fn run_episode(cfg: &PhysicsBenchConfig, episode: usize) -> Result<EpisodeStats> {
-    let mut scene = AnchorScene::new(cfg.articulation, &cfg.scene)?;
+    let model = cfg.anchor.model();
+    let mut scene = AnchorScene::new(model, cfg.articulation, &cfg.scene)?;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed.wrapping_add(episode as u64));
     let a = cfg.target_amplitude;
     let mut stats = EpisodeStats {
@@ -97,7 +103,7 @@ fn run_episode(cfg: &PhysicsBenchConfig, episode: usize) -> Result<EpisodeStats>
         max_angvel: 0.0,
         max_abs_arm_q: 0.0,
     };
-    let mut targets = [0.0f32; NUM_JOINTS];
+    let mut targets = vec![0.0f32; model.num_joints()];
     for _ in 0..cfg.steps_per_episode {
         for t in targets.iter_mut() {
             *t = rng.gen_range(-a..=a);
@@ -114,7 +120,10 @@ fn run_episode(cfg: &PhysicsBenchConfig, episode: usize) -> Result<EpisodeStats>
     }
     let q = scene.joint_positions();
     stats.finite &= q.iter().all(|x| x.is_finite());
-    stats.max_abs_arm_q = q.iter().take(6).fold(0.0f32, |m, x| m.max(x.abs()));
+    stats.max_abs_arm_q = q
+        .iter()
+        .take(model.arm_dofs)
+        .fold(0.0f32, |m, x| m.max(x.abs()));
     Ok(stats)
 }
 
@@ -161,6 +170,7 @@ pub fn run_physics_bench(cfg: &PhysicsBenchConfig) -> Result<PhysicsBench> {
 
     Ok(PhysicsBench {
         engine: "coevolve-rapier".into(),
+        scene: cfg.anchor.name().into(),
         threads: cfg.threads,
         steps_per_sec: if wall_s > 0.0 { steps / wall_s } else { 0.0 },
         episodes: cfg.episodes,

@@ -1,15 +1,16 @@
 //! Fidelity probes, computed identically by `benches/mujoco_fidelity.py` in MuJoCo: the
-//! shoulder's gravity sag and servo step responses.
+//! shoulder's gravity sag and servo step responses. The shoulder is joint index 1 (j2), the
+//! base yaw index 0 (j1), the elbow [`AnchorModel::elbow`].
 //!
-//! With all targets 0 the arm is horizontal and its wrist rests on the table's far edge
-//! (MuJoCo too: the servo holds ~25 of the ~63 N·m gravity torque at j2), so that sag measures
-//! contact as much as the servo. The step responses and the "lifted" sag therefore start from
-//! the lifted posture (j2 target −0.3 rad, arm clear of the table and cube).
+//! Arm-cube: with all targets 0 the arm is horizontal and its wrist rests on the table's far
+//! edge (MuJoCo too: the servo holds ~25 of the ~63 N·m gravity torque at j2), so that sag
+//! measures contact as much as the servo (panda-cube: the hand hangs 2 cm above the cube, no
+//! contact). The step responses and the "lifted" sag therefore start from the lifted posture
+//! (j2 target −0.3 rad, arm clear of the table and cube).
 
 use serde::{Deserialize, Serialize};
 
-use super::model::NUM_JOINTS;
-use super::{AnchorConfig, AnchorScene, ArticulationKind};
+use super::{AnchorConfig, AnchorModel, AnchorScene, ArticulationKind};
 use crate::error::Result;
 
 /// Seconds held at `q_target = 0` before measuring the sag and starting a step.
@@ -49,16 +50,16 @@ pub struct StepResponse {
 pub struct Fidelity {
     /// `"coevolve-rapier/<articulation>"` or `"mujoco <version>"`.
     pub engine: String,
-    /// j2 position after `SETTLE_S` holding all targets at 0 (arm horizontal, wrist resting on
-    /// the table edge), rad: the shoulder's steady-state error.
+    /// j2 position after `SETTLE_S` holding all targets at 0 (arm-cube: arm horizontal, wrist
+    /// resting on the table edge), rad: the shoulder's steady-state error.
     pub gravity_sag_j2_rad: f32,
-    /// j3 position at the same instant, rad.
-    pub gravity_sag_j3_rad: f32,
+    /// The elbow's position at the same instant, rad.
+    pub gravity_sag_elbow_rad: f32,
     /// j2 error `q − target` after `SETTLE_S` in the lifted posture (no contact), rad: gravity
     /// torque / kp.
     pub lifted_sag_j2_rad: f32,
-    /// j3 error at the same instant, rad.
-    pub lifted_sag_j3_rad: f32,
+    /// The elbow's error at the same instant, rad.
+    pub lifted_sag_elbow_rad: f32,
     /// Step of j2 (shoulder, gravity-loaded) from the lifted posture, up by `STEP_RAD`.
     pub step_j2: StepResponse,
     /// Step of j1 (base yaw, no gravity load) from the lifted posture, by `+STEP_RAD`.
@@ -69,19 +70,20 @@ fn steps_for(seconds: f32, dt_s: f32) -> usize {
     (seconds / dt_s).round() as usize
 }
 
-fn lifted_targets() -> [f32; NUM_JOINTS] {
-    let mut t = [0.0; NUM_JOINTS];
+fn lifted_targets(model: &AnchorModel) -> Vec<f32> {
+    let mut t = vec![0.0; model.num_joints()];
     t[1] = LIFTED_J2_RAD;
     t
 }
 
 /// Holds `targets` for `SETTLE_S` from `q = 0` and returns the scene.
 fn settled(
+    model: &'static AnchorModel,
     kind: ArticulationKind,
     config: &AnchorConfig,
-    targets: &[f32; NUM_JOINTS],
+    targets: &[f32],
 ) -> Result<AnchorScene> {
-    let mut scene = AnchorScene::new(kind, config)?;
+    let mut scene = AnchorScene::new(model, kind, config)?;
     scene.set_targets(targets);
     for _ in 0..steps_for(SETTLE_S, scene.dt_s()) {
         scene.step();
@@ -90,24 +92,25 @@ fn settled(
 }
 
 fn step_response(
+    model: &'static AnchorModel,
     kind: ArticulationKind,
     config: &AnchorConfig,
     joint: usize,
     step_rad: f32,
 ) -> Result<StepResponse> {
-    let mut targets = lifted_targets();
-    let mut scene = settled(kind, config, &targets)?;
+    let mut targets = lifted_targets(model);
+    let mut scene = settled(model, kind, config, &targets)?;
     let dt_s = scene.dt_s();
     targets[joint] += step_rad;
     scene.set_targets(&targets);
-    let q0 = scene.joint_positions()[joint];
+    let q0 = scene.joint_position(joint);
     let n = steps_for(STEP_HORIZON_S, dt_s);
     let mut trace = Vec::with_capacity(n);
     for _ in 0..n {
         scene.step();
-        trace.push(scene.joint_positions()[joint]);
+        trace.push(scene.joint_position(joint));
     }
-    Ok(summarize(super::JOINTS[joint].name, q0, &trace, dt_s))
+    Ok(summarize(model.joints[joint].name, q0, &trace, dt_s))
 }
 
 /// Summarizes a step trace sampled every `dt_s`, `trace[k]` at `(k + 1)·dt_s` after the step.
@@ -144,18 +147,23 @@ pub fn summarize(joint: &str, q0: f32, trace: &[f32], dt_s: f32) -> StepResponse
     }
 }
 
-/// Runs the fidelity probes in rapier.
-pub fn fidelity(kind: ArticulationKind, config: &AnchorConfig) -> Result<Fidelity> {
-    let q = settled(kind, config, &[0.0; NUM_JOINTS])?.joint_positions();
-    let lifted = lifted_targets();
-    let q_lifted = settled(kind, config, &lifted)?.joint_positions();
+/// Runs the fidelity probes of `model`'s scene in rapier.
+pub fn fidelity(
+    model: &'static AnchorModel,
+    kind: ArticulationKind,
+    config: &AnchorConfig,
+) -> Result<Fidelity> {
+    let elbow = model.elbow;
+    let rest = settled(model, kind, config, &vec![0.0; model.num_joints()])?;
+    let lifted = lifted_targets(model);
+    let q_lifted = settled(model, kind, config, &lifted)?;
     Ok(Fidelity {
         engine: format!("coevolve-rapier/{}", kind.name()),
-        gravity_sag_j2_rad: q[1],
-        gravity_sag_j3_rad: q[2],
-        lifted_sag_j2_rad: q_lifted[1] - lifted[1],
-        lifted_sag_j3_rad: q_lifted[2] - lifted[2],
-        step_j2: step_response(kind, config, 1, -STEP_RAD)?,
-        step_j1: step_response(kind, config, 0, STEP_RAD)?,
+        gravity_sag_j2_rad: rest.joint_position(1),
+        gravity_sag_elbow_rad: rest.joint_position(elbow),
+        lifted_sag_j2_rad: q_lifted.joint_position(1) - lifted[1],
+        lifted_sag_elbow_rad: q_lifted.joint_position(elbow) - lifted[elbow],
+        step_j2: step_response(model, kind, config, 1, -STEP_RAD)?,
+        step_j1: step_response(model, kind, config, 0, STEP_RAD)?,
     })
 }

@@ -1,4 +1,5 @@
-//! The arm-cube anchor scene as data: a transcription of `shared/anchors/mujoco_arm_cube.xml`.
+//! The anchor scenes as data: [`AnchorModel`], and [`ARM_CUBE`], a transcription of
+//! `shared/anchors/mujoco_arm_cube.xml` (the Panda-class scene is in `panda.rs`).
 //!
 //! Frames: MuJoCo's, z up. Every body frame has the identity orientation at `q = 0`, so a
 //! body's pose in its parent is a pure translation and a joint axis reads the same in the
@@ -12,10 +13,69 @@ pub const DT_S: f32 = 0.002;
 pub const GRAVITY_Z_M_PER_S2: f32 = -9.81;
 /// Sliding friction of every geom (MJCF default `friction="0.8 …"`).
 pub const FRICTION: f32 = 0.8;
-/// Joint armature (reflected rotor inertia), kg·m² for hinges, kg for slides.
+/// Joint armature (reflected rotor inertia) of both scenes, kg·m² for hinges, kg for slides.
 pub const ARMATURE: f32 = 0.1;
-/// Number of actuated joints (= actuators).
-pub const NUM_JOINTS: usize = 8;
+/// Cube half-extent of both scenes, m.
+pub const CUBE_HALF_EXTENT_M: f32 = 0.025;
+/// Cube mass of both scenes, kg.
+pub const CUBE_MASS_KG: f32 = 0.1;
+
+/// One anchor scene: an arm on a fixed base, a fixed table box, a free cube, a floor.
+#[derive(Debug)]
+pub struct AnchorModel {
+    /// Scene name (`arm-cube`, `panda-cube`).
+    pub name: &'static str,
+    /// The MJCF file MuJoCo runs (in the anchors folder).
+    pub mjcf_file: &'static str,
+    /// The servoed joints, in actuator order; the first `arm_dofs` are the arm's hinges.
+    pub joints: &'static [JointSpec],
+    /// Number of arm hinges (the rest are finger slides).
+    pub arm_dofs: usize,
+    /// The arm's bodies, parents before children; index 0 is the base.
+    pub links: &'static [LinkSpec],
+    /// Index into `joints` of the elbow, the second joint the sag probes read (the shoulder is
+    /// index 1, the base yaw index 0).
+    pub elbow: usize,
+    /// Table: a fixed box, centre in the world, m.
+    pub table_center_m: [f32; 3],
+    /// Table half-extents, m.
+    pub table_half_extents_m: [f32; 3],
+    /// Cube: free body resting on the table, centre in the world, m.
+    pub cube_center_m: [f32; 3],
+}
+
+impl AnchorModel {
+    /// Number of servoed joints (= actuators).
+    pub fn num_joints(&self) -> usize {
+        self.joints.len()
+    }
+
+    /// World position of every arm body at `q = 0`, m.
+    pub fn link_positions_in_world_m(&self) -> Vec<Vector> {
+        let mut out: Vec<Vector> = Vec::with_capacity(self.links.len());
+        for link in self.links {
+            let parent = link
+                .parent
+                .and_then(|p| out.get(p).copied())
+                .unwrap_or(Vector::ZERO);
+            out.push(parent + vec3(link.pos_in_parent_m));
+        }
+        out
+    }
+}
+
+/// The arm-cube scene: a UR5e-class arm (`shared/anchors/mujoco_arm_cube.xml`).
+pub static ARM_CUBE: AnchorModel = AnchorModel {
+    name: "arm-cube",
+    mjcf_file: "mujoco_arm_cube.xml",
+    joints: &JOINTS,
+    arm_dofs: 6,
+    links: &ARM_LINKS,
+    elbow: 2,
+    table_center_m: [0.5, 0.0, 0.2],
+    table_half_extents_m: [0.3, 0.4, 0.2],
+    cube_center_m: [0.5, 0.0, 0.425],
+};
 
 /// A collision shape, in its body's frame, with its mass (inertia from uniform density).
 #[derive(Debug, Clone, Copy)]
@@ -78,14 +138,14 @@ pub struct JointSpec {
 pub struct LinkSpec {
     /// MJCF body name.
     pub name: &'static str,
-    /// Index of the parent in [`ARM_LINKS`]; `None` for the base (welded to the world).
+    /// Index of the parent in the model's links; `None` for the base (welded to the world).
     pub parent: Option<usize>,
     /// Body origin in the parent frame at `q = 0`, m (world position for the base).
     pub pos_in_parent_m: [f32; 3],
-    /// Index into [`JOINTS`] of the joint between parent and this body.
+    /// Index into the model's joints of the joint between parent and this body.
     pub joint: Option<usize>,
-    /// Geoms of this body. The joint-less `hand` body is welded to `wrist3`, so its box is
-    /// listed on `wrist3` (same rigid body, same physics).
+    /// Geoms of this body. A joint-less body (the `hand`) is welded to its parent, so its
+    /// geoms are listed on the parent (same rigid body, same physics).
     pub geoms: &'static [GeomSpec],
 }
 
@@ -93,8 +153,8 @@ pub struct LinkSpec {
 #[allow(clippy::approx_constant)]
 const ARM_CTRL: [f32; 2] = [-6.28, 6.28];
 
-/// The eight servoed joints, in actuator order (j1..j6, gl, gr).
-pub const JOINTS: [JointSpec; NUM_JOINTS] = [
+/// The arm-cube scene's eight servoed joints, in actuator order (j1..j6, gl, gr).
+pub const JOINTS: [JointSpec; 8] = [
     revolute("j1", [0.0, 0.0, 1.0], 800.0, 40.0),
     revolute("j2", [0.0, 1.0, 0.0], 800.0, 40.0),
     revolute("j3", [0.0, 1.0, 0.0], 800.0, 40.0),
@@ -106,19 +166,31 @@ pub const JOINTS: [JointSpec; NUM_JOINTS] = [
 ];
 
 const fn revolute(name: &'static str, axis: [f32; 3], kp: f32, kv: f32) -> JointSpec {
+    hinge(name, axis, kp, kv, 2.0)
+}
+
+/// An unlimited hinge servo with the MJCF default `ctrlrange`.
+pub(super) const fn hinge(
+    name: &'static str,
+    axis: [f32; 3],
+    kp: f32,
+    kv: f32,
+    damping: f32,
+) -> JointSpec {
     JointSpec {
         name,
         joint_type: JointType::Revolute,
         axis,
         kp,
         kv,
-        damping: 2.0,
+        damping,
         ctrl_range: ARM_CTRL,
         limits: None,
     }
 }
 
-const fn finger(name: &'static str, range_m: [f32; 2]) -> JointSpec {
+/// A finger slide along x: servo kp 200, kv 10, damping 5, `range = ctrlrange`.
+pub(super) const fn finger(name: &'static str, range_m: [f32; 2]) -> JointSpec {
     JointSpec {
         name,
         joint_type: JointType::Prismatic,
@@ -250,31 +322,7 @@ pub const ARM_LINKS: [LinkSpec; 9] = [
     },
 ];
 
-/// Table: a fixed box, centre and half-extents in the world, m.
-pub const TABLE_CENTER_M: [f32; 3] = [0.5, 0.0, 0.2];
-/// Table half-extents, m.
-pub const TABLE_HALF_EXTENTS_M: [f32; 3] = [0.3, 0.4, 0.2];
-/// Cube: free body resting on the table, centre in the world, m.
-pub const CUBE_CENTER_M: [f32; 3] = [0.5, 0.0, 0.425];
-/// Cube half-extent, m.
-pub const CUBE_HALF_EXTENT_M: f32 = 0.025;
-/// Cube mass, kg.
-pub const CUBE_MASS_KG: f32 = 0.1;
-
 /// A `[f32; 3]` as a rapier vector.
 pub fn vec3(v: [f32; 3]) -> Vector {
     Vector::new(v[0], v[1], v[2])
-}
-
-/// World position of every arm body at `q = 0`, m.
-pub fn link_positions_in_world_m() -> [Vector; ARM_LINKS.len()] {
-    let mut out = [Vector::ZERO; ARM_LINKS.len()];
-    for (i, link) in ARM_LINKS.iter().enumerate() {
-        let parent = link
-            .parent
-            .and_then(|p| out.get(p).copied())
-            .unwrap_or(Vector::ZERO);
-        out[i] = parent + vec3(link.pos_in_parent_m);
-    }
-    out
 }

@@ -1,6 +1,6 @@
-//! The side-by-side report with MuJoCo behind `coevolve bench physics`: our throughput at 1 and
-//! N threads, MuJoCo's (`shared/anchors/mujoco_bench.py`, run through the project venv) in the
-//! same run, and both engines' fidelity probes.
+//! The side-by-side report with MuJoCo behind `coevolve bench physics`, per anchor scene: our
+//! throughput at 1 and N threads, MuJoCo's (`shared/anchors/mujoco_bench.py`, run through the
+//! project venv) in the same run, and both engines' fidelity probes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,13 +10,15 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 
 use super::{
-    fidelity, run_physics_bench, AnchorConfig, ArticulationKind, Fidelity, PhysicsBench,
+    fidelity, run_physics_bench, Anchor, AnchorConfig, ArticulationKind, Fidelity, PhysicsBench,
     PhysicsBenchConfig,
 };
 
 /// What [`physics_report_with`] runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhysicsReportConfig {
+    /// Scene. Default [`Anchor::ArmCube`].
+    pub anchor: Anchor,
     /// Threads of the parallel run (the other run uses 1).
     pub threads: usize,
     /// Also run MuJoCo (needs the venv from `scripts/python-env.sh`, created if missing).
@@ -30,7 +32,8 @@ pub struct PhysicsReportConfig {
     pub repo_root: PathBuf,
     /// Folder with `mujoco_arm_cube.xml` and `mujoco_bench.py`. Default:
     /// `$COEVOLVE_ANCHORS_DIR`, else the first of `<root>/benches/anchors` (a vendored copy),
-    /// `<root>/shared/anchors`, `<root>/../shared/anchors` that exists.
+    /// `<root>/shared/anchors`, `<root>/../shared/anchors` that exists. A scene file missing
+    /// there is taken from `<root>/benches/anchors` (the panda-cube scene is ours).
     pub anchors_dir: Option<PathBuf>,
 }
 
@@ -57,6 +60,7 @@ impl PhysicsReportConfig {
                 .find(|d| d.join("mujoco_arm_cube.xml").is_file())
             });
         Self {
+            anchor: Anchor::default(),
             threads,
             with_mujoco,
             articulation: ArticulationKind::default(),
@@ -99,6 +103,8 @@ pub struct FidelityReport {
 pub struct PhysicsReport {
     /// Always `"physics"`.
     pub bench: String,
+    /// Anchor scene (`arm-cube`, `panda-cube`).
+    pub scene: String,
     /// Articulation kind.
     pub articulation: ArticulationKind,
     /// Threads of the parallel run.
@@ -139,6 +145,7 @@ pub fn physics_report(threads: usize, with_mujoco: bool) -> Result<PhysicsReport
 /// report: its fields are null and `note` says why.
 pub fn physics_report_with(cfg: &PhysicsReportConfig) -> Result<PhysicsReport> {
     let bench_cfg = |threads| PhysicsBenchConfig {
+        anchor: cfg.anchor,
         articulation: cfg.articulation,
         scene: cfg.scene,
         threads,
@@ -159,10 +166,11 @@ pub fn physics_report_with(cfg: &PhysicsReportConfig) -> Result<PhysicsReport> {
     } else {
         Some("mujoco not run (with_mujoco = false)".into())
     };
-    let ours = fidelity(cfg.articulation, &cfg.scene)?;
+    let ours = fidelity(cfg.anchor.model(), cfg.articulation, &cfg.scene)?;
     let ratio = |ours: f64, theirs: Option<&MujocoBench>| theirs.map(|m| ours / m.steps_per_sec);
     Ok(PhysicsReport {
         bench: "physics".into(),
+        scene: cfg.anchor.name().into(),
         articulation: cfg.articulation,
         threads: cfg.threads,
         steps_per_sec_1t: rapier_1t.steps_per_sec,
@@ -208,6 +216,7 @@ impl MujocoSide {
 #[derive(Debug, Clone)]
 struct MujocoRunner {
     python: PathBuf,
+    elbow: &'static str,
     scene_xml: PathBuf,
     bench_py: PathBuf,
     fidelity_py: PathBuf,
@@ -233,9 +242,22 @@ impl MujocoRunner {
             )
         })?;
         let python = ensure_venv(&cfg.repo_root)?;
+        let model = cfg.anchor.model();
+        let scene_xml = [&anchors, &cfg.repo_root.join("benches/anchors")]
+            .into_iter()
+            .map(|d| d.join(model.mjcf_file))
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                MujocoError(format!(
+                    "no {} in {} or <root>/benches/anchors",
+                    model.mjcf_file,
+                    anchors.display()
+                ))
+            })?;
         Ok(Self {
             python,
-            scene_xml: anchors.join("mujoco_arm_cube.xml"),
+            elbow: model.joints.get(model.elbow).map_or("j3", |j| j.name),
+            scene_xml,
             bench_py: anchors.join("mujoco_bench.py"),
             fidelity_py: cfg.repo_root.join("benches/mujoco_fidelity.py"),
         })
@@ -276,7 +298,12 @@ impl MujocoRunner {
     }
 
     fn fidelity(&self) -> MjResult<Fidelity> {
-        self.run_json(&[self.fidelity_py.as_os_str(), self.scene_xml.as_os_str()])
+        self.run_json(&[
+            self.fidelity_py.as_os_str(),
+            self.scene_xml.as_os_str(),
+            "--elbow".as_ref(),
+            self.elbow.as_ref(),
+        ])
     }
 }
 

@@ -1,4 +1,5 @@
-//! [`AnchorScene`]: the arm-cube anchor scene built in rapier, with either articulation kind.
+//! [`AnchorScene`]: an anchor scene ([`AnchorModel`]) built in rapier, with either articulation
+//! kind.
 
 use rapier3d::math::{Pose, Rotation, Vector};
 use rapier3d::prelude::nalgebra::Unit;
@@ -8,7 +9,7 @@ use rapier3d::prelude::{
     RigidBodyBuilder, RigidBodyHandle,
 };
 
-use super::model::{self, GeomSpec, JointSpec, JointType, ARMATURE, ARM_LINKS, JOINTS, NUM_JOINTS};
+use super::model::{self, AnchorModel, GeomSpec, JointSpec, JointType, ARMATURE};
 use super::{AnchorConfig, ArticulationKind};
 use crate::error::{Result, SimError};
 
@@ -28,26 +29,28 @@ enum JointHandle {
     Multibody(MultibodyJointHandle),
 }
 
-/// The arm-cube anchor scene (see `shared/anchors/README.md`) in a rapier world.
+/// An anchor scene (see `shared/anchors/README.md`) in a rapier world.
 ///
 /// Lifecycle: [`AnchorScene::new`], then per control tick [`AnchorScene::set_targets`] and
 /// [`AnchorScene::step`]; read back with [`AnchorScene::joint_positions`].
 pub struct AnchorScene {
+    model: &'static AnchorModel,
     world: PhysicsWorld,
     kind: ArticulationKind,
-    /// Rigid bodies of [`ARM_LINKS`], same order.
-    link_bodies: [RigidBodyHandle; ARM_LINKS.len()],
-    /// For each joint of [`JOINTS`]: its handle and the bodies it connects (parent, child).
-    joints: [(JointHandle, RigidBodyHandle, RigidBodyHandle); NUM_JOINTS],
+    /// Rigid bodies of the model's links, same order.
+    link_bodies: Vec<RigidBodyHandle>,
+    /// For each of the model's joints: its handle and the bodies it connects (parent, child).
+    joints: Vec<(JointHandle, RigidBodyHandle, RigidBodyHandle)>,
     cube: RigidBodyHandle,
     /// Damping (N·m·s/rad or N·s/m) given to rapier for each joint; see [`servo_damping`].
-    damping_in_rapier: [f32; NUM_JOINTS],
-    targets: [f32; NUM_JOINTS],
+    damping_in_rapier: Vec<f32>,
+    targets: Vec<f32>,
 }
 
 impl std::fmt::Debug for AnchorScene {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AnchorScene")
+            .field("model", &self.model.name)
             .field("kind", &self.kind)
             .field("targets", &self.targets)
             .field("damping_in_rapier", &self.damping_in_rapier)
@@ -71,8 +74,12 @@ pub fn servo_damping(joint: &JointSpec, substep_s: f32, match_mujoco: bool) -> f
 }
 
 impl AnchorScene {
-    /// Builds the scene at `q = 0`, all bodies awake and unable to sleep.
-    pub fn new(kind: ArticulationKind, config: &AnchorConfig) -> Result<Self> {
+    /// Builds `model`'s scene at `q = 0`, all bodies awake and unable to sleep.
+    pub fn new(
+        model: &'static AnchorModel,
+        kind: ArticulationKind,
+        config: &AnchorConfig,
+    ) -> Result<Self> {
         config.validate()?;
         let mut world = PhysicsWorld::new();
         world.gravity = Vector::new(0.0, 0.0, model::GRAVITY_Z_M_PER_S2);
@@ -84,42 +91,52 @@ impl AnchorScene {
             ColliderBuilder::halfspace(Unit::new_unchecked(Vector::Z)).friction(model::FRICTION),
             None,
         );
-        let t = model::TABLE_HALF_EXTENTS_M;
+        let t = model.table_half_extents_m;
         world.insert_collider(
             ColliderBuilder::cuboid(t[0], t[1], t[2])
-                .translation(model::vec3(model::TABLE_CENTER_M))
+                .translation(model::vec3(model.table_center_m))
                 .friction(model::FRICTION),
             None,
         );
 
-        let link_bodies = insert_links(&mut world, kind)?;
-        let damping_in_rapier =
-            JOINTS.map(|j| servo_damping(&j, substep_s, config.match_mujoco_discretization));
-        let joints = insert_joints(&mut world, kind, &link_bodies, &damping_in_rapier)?;
+        let link_bodies = insert_links(&mut world, model, kind);
+        let damping_in_rapier: Vec<f32> = model
+            .joints
+            .iter()
+            .map(|j| servo_damping(j, substep_s, config.match_mujoco_discretization))
+            .collect();
+        let joints = insert_joints(&mut world, model, kind, &link_bodies, &damping_in_rapier)?;
 
         let h = model::CUBE_HALF_EXTENT_M;
         let cube_body = RigidBodyBuilder::dynamic()
-            .translation(model::vec3(model::CUBE_CENTER_M))
+            .translation(model::vec3(model.cube_center_m))
             .can_sleep(false);
         let cube_collider = ColliderBuilder::cuboid(h, h, h)
             .mass(model::CUBE_MASS_KG)
             .friction(model::FRICTION);
         let (cube, _) = world.insert(cube_body, cube_collider);
 
+        let n = model.num_joints();
         let mut scene = Self {
+            model,
             world,
             kind,
             link_bodies,
             joints,
             cube,
             damping_in_rapier,
-            targets: [0.0; NUM_JOINTS],
+            targets: vec![0.0; n],
         };
         if kind == ArticulationKind::Multibody {
             scene.init_multibody_dofs()?;
         }
-        scene.set_targets(&[0.0; NUM_JOINTS]);
+        scene.set_targets(&vec![0.0; n]);
         Ok(scene)
+    }
+
+    /// The scene's model.
+    pub fn model(&self) -> &'static AnchorModel {
+        self.model
     }
 
     /// The articulation kind this scene was built with.
@@ -144,15 +161,16 @@ impl AnchorScene {
             let JointHandle::Multibody(h) = *handle else {
                 continue;
             };
+            let name = self.model.joints[i].name;
             let (mb, link_id) = self
                 .world
                 .multibody_joints
                 .get_mut(h)
-                .ok_or_else(|| build_error(format!("multibody joint {}", JOINTS[i].name)))?;
+                .ok_or_else(|| build_error(format!("multibody joint {name}")))?;
             let dof = mb
                 .link(link_id)
                 .map(|l| l.assembly_id())
-                .ok_or_else(|| build_error(format!("multibody link of {}", JOINTS[i].name)))?;
+                .ok_or_else(|| build_error(format!("multibody link of {name}")))?;
             if let Some(d) = mb.damping_mut().get_mut(dof) {
                 *d = self.damping_in_rapier[i];
             }
@@ -163,11 +181,12 @@ impl AnchorScene {
         Ok(())
     }
 
-    /// Sets the eight position targets (rad for j1..j6, m for the fingers), clamped to each
-    /// actuator's `ctrlrange` like MuJoCo does.
-    pub fn set_targets(&mut self, targets: &[f32; NUM_JOINTS]) {
-        for (i, spec) in JOINTS.iter().enumerate() {
-            let target = targets[i].clamp(spec.ctrl_range[0], spec.ctrl_range[1]);
+    /// Sets the position targets in actuator order (rad for hinges, m for the fingers),
+    /// clamped to each actuator's `ctrlrange` like MuJoCo does. Joints past `targets.len()`
+    /// keep theirs; extra targets are ignored.
+    pub fn set_targets(&mut self, targets: &[f32]) {
+        for (i, (spec, target)) in self.model.joints.iter().zip(targets).enumerate() {
+            let target = target.clamp(spec.ctrl_range[0], spec.ctrl_range[1]);
             self.targets[i] = target;
             let damping = self.damping_in_rapier[i];
             match self.joints[i].0 {
@@ -195,8 +214,8 @@ impl AnchorScene {
     }
 
     /// The targets in force (after clamping).
-    pub fn targets(&self) -> [f32; NUM_JOINTS] {
-        self.targets
+    pub fn targets(&self) -> &[f32] {
+        &self.targets
     }
 
     /// Advances the world by one timestep.
@@ -205,27 +224,34 @@ impl AnchorScene {
     }
 
     /// Joint positions (rad, m) in actuator order.
-    pub fn joint_positions(&self) -> [f32; NUM_JOINTS] {
-        let mut q = [0.0; NUM_JOINTS];
-        for (i, (handle, parent, child)) in self.joints.iter().enumerate() {
-            let spec = &JOINTS[i];
-            q[i] = match handle {
-                JointHandle::Multibody(h) => self
-                    .world
-                    .multibody_joints
-                    .get(*h)
-                    .and_then(|(mb, id)| mb.link(id))
-                    .map(|l| l.joint().coords()[free_axis_index(spec.joint_type)])
-                    .unwrap_or(f32::NAN),
-                JointHandle::Impulse(h) => self.impulse_joint_position(*h, *parent, *child, spec),
-            };
+    pub fn joint_positions(&self) -> Vec<f32> {
+        (0..self.joints.len())
+            .map(|i| self.joint_position(i))
+            .collect()
+    }
+
+    /// Position (rad, m) of joint `i` in actuator order; NaN past the last.
+    pub fn joint_position(&self, i: usize) -> f32 {
+        let (Some((handle, parent, child)), Some(spec)) =
+            (self.joints.get(i), self.model.joints.get(i))
+        else {
+            return f32::NAN;
+        };
+        match handle {
+            JointHandle::Multibody(h) => self
+                .world
+                .multibody_joints
+                .get(*h)
+                .and_then(|(mb, id)| mb.link(id))
+                .map(|l| l.joint().coords()[free_axis_index(spec.joint_type)])
+                .unwrap_or(f32::NAN),
+            JointHandle::Impulse(h) => self.impulse_joint_position(*h, *parent, *child, spec),
         }
-        q
     }
 
     /// Joint velocities (rad/s, m/s) in actuator order, from the bodies' velocities.
-    pub fn joint_velocities(&self) -> [f32; NUM_JOINTS] {
-        let mut v = [0.0; NUM_JOINTS];
+    pub fn joint_velocities(&self) -> Vec<f32> {
+        let mut v = vec![0.0; self.joints.len()];
         for (i, (_, parent, child)) in self.joints.iter().enumerate() {
             let (Some(p), Some(c)) = (
                 self.world.bodies.get(*parent),
@@ -234,8 +260,9 @@ impl AnchorScene {
                 v[i] = f32::NAN;
                 continue;
             };
-            let axis_in_world = p.rotation() * model::vec3(JOINTS[i].axis);
-            v[i] = match JOINTS[i].joint_type {
+            let spec = &self.model.joints[i];
+            let axis_in_world = p.rotation() * model::vec3(spec.axis);
+            v[i] = match spec.joint_type {
                 JointType::Revolute => (c.angvel() - p.angvel()).dot(axis_in_world),
                 // Both fingers slide on a body (the hand) whose frame origin is their joint's
                 // anchor offset; the relative velocity of the child origin is what we want.
@@ -380,11 +407,12 @@ fn collider_of(geom: &GeomSpec) -> ColliderBuilder {
 /// hinge is added to its child's inertia about the joint axis (see the module docs).
 fn insert_links(
     world: &mut PhysicsWorld,
+    model: &AnchorModel,
     kind: ArticulationKind,
-) -> Result<[RigidBodyHandle; ARM_LINKS.len()]> {
-    let positions = model::link_positions_in_world_m();
-    let mut handles = Vec::with_capacity(ARM_LINKS.len());
-    for (link, pos) in ARM_LINKS.iter().zip(positions) {
+) -> Vec<RigidBodyHandle> {
+    let positions = model.link_positions_in_world_m();
+    let mut handles = Vec::with_capacity(model.links.len());
+    for (link, pos) in model.links.iter().zip(positions) {
         let mut body = if link.parent.is_none() {
             RigidBodyBuilder::fixed()
         } else {
@@ -393,7 +421,7 @@ fn insert_links(
         .translation(pos)
         .can_sleep(false);
         if kind == ArticulationKind::Impulse {
-            if let Some(joint) = link.joint.and_then(|j| JOINTS.get(j)) {
+            if let Some(joint) = link.joint.and_then(|j| model.joints.get(j)) {
                 if joint.joint_type == JointType::Revolute {
                     let axis = model::vec3(joint.axis);
                     body = body.additional_mass_properties(MassProperties::new(
@@ -411,8 +439,6 @@ fn insert_links(
         handles.push(handle);
     }
     handles
-        .try_into()
-        .map_err(|_| build_error("arm links".into()))
 }
 
 fn joint_data(spec: &JointSpec, anchor_in_parent_m: Vector, damping: f32) -> GenericJoint {
@@ -443,18 +469,23 @@ fn joint_data(spec: &JointSpec, anchor_in_parent_m: Vector, damping: f32) -> Gen
 
 fn insert_joints(
     world: &mut PhysicsWorld,
+    model: &AnchorModel,
     kind: ArticulationKind,
-    links: &[RigidBodyHandle; ARM_LINKS.len()],
-    damping: &[f32; NUM_JOINTS],
-) -> Result<[(JointHandle, RigidBodyHandle, RigidBodyHandle); NUM_JOINTS]> {
-    let mut out = Vec::with_capacity(NUM_JOINTS);
-    for (child_index, link) in ARM_LINKS.iter().enumerate() {
+    links: &[RigidBodyHandle],
+    damping: &[f32],
+) -> Result<Vec<(JointHandle, RigidBodyHandle, RigidBodyHandle)>> {
+    let mut out = Vec::with_capacity(model.num_joints());
+    for (child_index, link) in model.links.iter().enumerate() {
         let (Some(parent_index), Some(joint_index)) = (link.parent, link.joint) else {
             continue;
         };
-        let spec = &JOINTS[joint_index];
-        let parent = links[parent_index];
-        let child = links[child_index];
+        let (Some(spec), Some(&parent), Some(&child)) = (
+            model.joints.get(joint_index),
+            links.get(parent_index),
+            links.get(child_index),
+        ) else {
+            return Err(build_error(format!("link {} indices", link.name)));
+        };
         let mut data = joint_data(
             spec,
             model::vec3(link.pos_in_parent_m),
@@ -477,8 +508,8 @@ fn insert_joints(
         out.push((joint_index, (handle, parent, child)));
     }
     out.sort_by_key(|(i, _)| *i);
-    let joints: Vec<_> = out.into_iter().map(|(_, j)| j).collect();
-    joints
-        .try_into()
-        .map_err(|_| build_error("servoed joints".into()))
+    if out.len() != model.num_joints() || out.iter().enumerate().any(|(k, (i, _))| k != *i) {
+        return Err(build_error("one link per servoed joint".into()));
+    }
+    Ok(out.into_iter().map(|(_, j)| j).collect())
 }
