@@ -25,6 +25,7 @@ pub mod scripted_tool;
 pub mod state;
 pub mod store;
 pub mod task;
+pub mod throughput;
 
 pub use camera::{Camera, CameraFrame, CameraSpec};
 pub use config::SimConfig;

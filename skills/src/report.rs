@@ -8,6 +8,7 @@ mod html;
 mod plots;
 pub mod seeds;
 pub mod stats;
+pub mod throughput;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -62,6 +63,9 @@ pub struct Report {
     pub episodes_simulated: usize,
     pub rollbacks: usize,
     pub wall_s: f64,
+    /// Worker threads of the run (for the throughput table's busy fractions).
+    #[serde(default)]
+    pub threads: usize,
     pub skills: Vec<SkillSummary>,
     /// Early stopping of the exploration rollouts, summed over the run.
     pub early_stop: EarlyStopReport,
@@ -131,6 +135,7 @@ pub fn build(dir: &Path) -> Result<(Report, SkillTree)> {
             episodes_simulated: state.episodes_simulated,
             rollbacks: state.rollbacks,
             wall_s: state.wall_s,
+            threads: cfg.threads,
             skills,
             early_stop,
             history,
@@ -273,6 +278,7 @@ pub fn markdown(r: &Report) -> String {
             g.synthesis_s
         );
     }
+    throughput::throughput_md(&mut md, &r.history, r.threads);
     self_correction_md(&mut md, r);
     md.push_str("\n## Refinement\n\n| gen | skill | raw | kept (re-validated) | banked raw: shorter / not re-validated | RMS jerk before → after | duration before → after (s) |\n|---|---|---|---|---|---|---|\n");
     for g in &r.history {

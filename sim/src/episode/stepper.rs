@@ -188,6 +188,7 @@ impl EpisodeStepper {
         let reward = judge.reward(&state);
         self.outcome.episode_return += reward.total;
         self.outcome.control_steps = step + 1;
+        crate::throughput::count_control_period(self.config.substeps());
         let invalid = self.scene.health_problem(&state);
         let failure = judge.failure(&state);
         let success_now = invalid.is_none() && judge.success(&state);

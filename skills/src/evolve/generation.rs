@@ -9,10 +9,13 @@
 use std::time::Instant;
 
 use policy::Policy;
+use sim::throughput::Meter;
 
 use super::evaluate::{fresh_phase, Evaluations};
 use super::state::{GenerationRecord, RunState};
-use super::{accept, bank, decide, frontier, hard_tail, pool, rl, synthesis, Context, Event};
+use super::{
+    accept, bank, decide, frontier, hard_tail, pool, reference, rl, synthesis, Context, Event,
+};
 use crate::error::Result;
 
 /// Runs generation `g`; returns the policy to continue with and the generation's record.
@@ -30,10 +33,17 @@ pub fn run_generation(
         frontier: work.frontier_names(),
         ..GenerationRecord::default()
     };
+    let mut phases = Vec::new();
+    if let Some(&(_, skill)) = work.explored().next() {
+        phases.extend(reference::scripted_batch(ctx, skill, g)?);
+    }
+    let meter = Meter::start();
     let explored = bank::explore_phase(ctx, state, policy.as_ref(), &work, g, events)?;
     record.skills = explored.skills;
     record.explore_s = explored.wall_s;
+    phases.push(meter.stop("explore"));
 
+    let meter = Meter::start();
     let pool = pool::gather(ctx, state, g)?;
     // Robust PLR learns nothing in a generation that only scored fresh variants.
     let score_only = !record.skills.is_empty() && record.skills.values().all(|s| s.score_only);
@@ -42,11 +52,16 @@ pub fn run_generation(
     } else {
         pool::train(ctx, policy.as_ref(), &pool, g, events)?
     };
+    phases.push(meter.stop("train"));
     let evaluate_start = Instant::now();
     let (policy, evaluations) = match trained {
         Some((mut trained, figures)) => {
             record.train = Some(figures);
+            let meter = Meter::start();
             record.grpo = rl::grpo_phase(ctx, state, &mut trained, &work, &record, events)?;
+            if !record.grpo.is_empty() {
+                phases.push(meter.stop("grpo"));
+            }
             for run in &record.grpo {
                 if let Some(figures) = record.skills.get_mut(&run.skill) {
                     figures.episodes += run.rollouts;
@@ -57,7 +72,9 @@ pub fn run_generation(
                 skill: "",
                 phase: "evaluate",
             });
+            let meter = Meter::start();
             let decision = decide::decide(ctx, state, policy.as_ref(), trained, &pool.learned)?;
+            phases.push(meter.stop("evaluate"));
             accept::apply(ctx, state, &mut record, policy, decision, g)?
         }
         None => (
@@ -71,10 +88,13 @@ pub fn run_generation(
     ctx.dir.write_json(&ctx.dir.evaluation(g), &evaluations)?;
     record.evaluate_s = evaluate_start.elapsed().as_secs_f64();
     accept::plateau(ctx, state, &work, g);
+    let meter = Meter::start();
     synthesis::synthesis_phase(ctx, state, policy.as_ref(), &work, &mut record, events)?;
+    phases.push(meter.stop("synthesis"));
 
     totals(state, &mut record, &evaluations, explored.control_steps);
     let fresh_start = Instant::now();
+    let meter = Meter::start();
     let last = is_last_generation(ctx, state, g);
     for (name, (ok, n)) in fresh_phase(ctx, state, policy.as_ref(), g, last, events)? {
         if let Some(figures) = record.skills.get_mut(&name) {
@@ -86,7 +106,9 @@ pub fn run_generation(
         hard_tail_phase(ctx, state, policy.as_ref(), &mut record, events)?;
     }
     record.evaluate_s += fresh_start.elapsed().as_secs_f64();
+    phases.push(meter.stop("fresh"));
     record.wall_s = start.elapsed().as_secs_f64();
+    record.phases = phases;
     Ok((policy, record))
 }
 

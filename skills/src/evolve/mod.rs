@@ -18,6 +18,7 @@ pub mod learner;
 pub mod level_replay;
 pub mod live;
 pub mod pool;
+pub mod reference;
 pub mod relabel;
 pub mod rl;
 pub mod run_dir;

@@ -301,6 +301,11 @@ pub struct GenerationRecord {
     /// GRPO after behaviour cloning (`evolve::rl`), per skill it ran for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grpo: Vec<GrpoFigures>,
+    /// Where the generation's time went, phase by phase (`sim::throughput`): `reference` (a
+    /// plain scripted batch at the run's threads, `evolve::reference`), `explore`, `train`,
+    /// `grpo`, `evaluate`, `synthesis`, `fresh`. Timings: never part of a decision.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<sim::throughput::PhaseFigures>,
 }
 
 impl GenerationRecord {

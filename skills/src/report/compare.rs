@@ -360,6 +360,7 @@ mod tests {
             episodes_simulated: 400,
             rollbacks: 1,
             wall_s: 40.0,
+            threads: 2,
             skills: vec![SkillSummary {
                 name: "grasp".into(),
                 group: "tabletop".into(),

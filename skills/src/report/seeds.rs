@@ -264,6 +264,7 @@ mod tests {
             episodes_simulated: 300,
             rollbacks: 0,
             wall_s: 60.0,
+            threads: 2,
             skills: vec![SkillSummary {
                 name: "lift".into(),
                 group: "tabletop".into(),
