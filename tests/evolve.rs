@@ -104,6 +104,7 @@ fn results(run: &Path) -> (Vec<serde_json::Value>, serde_json::Value, serde_json
                         "explore_s",
                         "evaluate_s",
                         "synthesis_s",
+                        "phases",
                     ] {
                         m.remove(k);
                     }

@@ -12,8 +12,8 @@ use super::Context;
 use crate::error::Result;
 use crate::tree::Skill;
 
-/// Episodes per thread of the reference batch: about a second of simulation per generation.
-pub const EPISODES_PER_THREAD: usize = 8;
+/// Episodes per thread of the reference batch: 0.5–2 s of simulation per generation.
+pub const EPISODES_PER_THREAD: usize = 16;
 
 /// Runs the reference batch on `skill`'s family (gripper skills; `None` for tool skills,
 /// which have no scripted pick-and-place reference). Its episodes are discarded and its seeds
