@@ -142,6 +142,23 @@ impl Policy {
         })
     }
 
+    /// [`Policy::infer`] on one libtorch thread, the intra-op thread count restored after.
+    /// Lockstep rollouts use it: their batches are a few dozen rows, too small to share
+    /// between cores, and at 2 intra-op threads libtorch's spinning workers took the cores
+    /// from the rayon threads stepping the physics (an evaluation at 2 threads ran barely
+    /// faster than at 1). On one thread a row's action also no longer depends on the run's
+    /// thread count.
+    pub fn infer_single_threaded(&self, rows: &[&ObsRow]) -> Result<Inference> {
+        let before = tch::get_num_threads();
+        if before == 1 {
+            return self.infer(rows);
+        }
+        tch::set_num_threads(1);
+        let out = self.infer(rows);
+        tch::set_num_threads(before);
+        out
+    }
+
     /// A normalised action back in the simulator's units.
     pub fn denormalize_action(&self, a: &[f32]) -> [f32; ACTION_DIM] {
         let s = &self.normalizer.actions;

@@ -289,7 +289,7 @@ pub fn rollout(
                 .collect::<Result<Vec<_>>>()
         })?;
         let refs: Vec<&ObsRow> = rows.iter().collect();
-        let inference = policy.infer(&refs)?;
+        let inference = policy.infer_single_threaded(&refs)?;
         let mut actions = Vec::with_capacity(active.len());
         for (k, (&i, row)) in active.iter().zip(rows).enumerate() {
             let (action, a, logp) =

@@ -53,4 +53,26 @@ fn training_and_rollouts_are_deterministic() {
         assert_eq!(x.episode, y.episode);
         assert_eq!(x.transitions.len(), y.transitions.len());
     }
+    // The `small` network too (at 2 intra-op threads libtorch's products on its widths differ
+    // in the last bits from 1 thread's; rollouts infer on one thread).
+    let (small, _) = common::policy_for(&episodes, &robot, &config, "small", ObsMode::State);
+    let run_small = |threads| {
+        let (tasks, seeds) = policy::rollout::task_variants(SkillKind::Reach, 8, 13, &robot);
+        let cfg = policy::rollout::RolloutConfig {
+            sampling: policy::rollout::Sampling::Sample { temperature: 1.0 },
+            threads,
+            keep_transitions: false,
+            early_stop: None,
+        };
+        policy::rollout::rollout(&small, &robot, &tasks, &seeds, &cfg).unwrap()
+    };
+    let (s1, s2) = (run_small(1), run_small(2));
+    for (x, y) in s1.iter().zip(&s2) {
+        assert_eq!(x.episode, y.episode);
+    }
+    assert_eq!(
+        tch::get_num_threads(),
+        2,
+        "rollouts restore the thread count"
+    );
 }

@@ -148,7 +148,7 @@ pub fn run_handoffs(
                     .collect::<policy::Result<Vec<_>>>()
             })?;
             let refs: Vec<_> = rows.iter().collect();
-            let inference = policy.infer(&refs)?;
+            let inference = policy.infer_single_threaded(&refs)?;
             for (k, &i) in by_policy.iter().enumerate() {
                 let (action, _, _) =
                     choose_action(policy, &inference, k, Sampling::Greedy, &mut unused_rng);
