@@ -20,11 +20,10 @@ use super::{Context, Event};
 use crate::error::Result;
 
 /// What the explore phase hands on: each explored skill's figures (banked counts included)
-/// and the simulated control steps it took.
+/// and its wall time.
 #[derive(Debug, Default)]
 pub struct Explored {
     pub skills: BTreeMap<String, SkillGeneration>,
-    pub control_steps: usize,
     pub wall_s: f64,
 }
 
@@ -55,7 +54,6 @@ pub fn explore_phase(
         };
         let found = explore_skill(ctx, skill, si, st, policy, g, fallback)?;
         let mut figures = found.figures;
-        out.control_steps += figures.control_steps;
         let max = ctx.cfg.max_golden_per_generation;
         // Tool plans are refined by simplification (`evolve::simplify`) before they run: the
         // refiner's joint-space re-timing bows the blade's straight slides, and behaviour

@@ -41,7 +41,9 @@ pub fn run_generation(
     let explored = bank::explore_phase(ctx, state, policy.as_ref(), &work, g, events)?;
     record.skills = explored.skills;
     record.explore_s = explored.wall_s;
-    phases.push(meter.stop("explore"));
+    let explore = meter.stop("explore");
+    record.sim_steps_per_sec = explore.control_steps_per_s();
+    phases.push(explore);
 
     let meter = Meter::start();
     let pool = pool::gather(ctx, state, g)?;
@@ -92,7 +94,7 @@ pub fn run_generation(
     synthesis::synthesis_phase(ctx, state, policy.as_ref(), &work, &mut record, events)?;
     phases.push(meter.stop("synthesis"));
 
-    totals(state, &mut record, &evaluations, explored.control_steps);
+    totals(state, &mut record, &evaluations);
     let fresh_start = Instant::now();
     let meter = Meter::start();
     let last = is_last_generation(ctx, state, g);
@@ -144,12 +146,7 @@ fn hard_tail_phase(
 
 /// Every skill with data or an evaluation gets a line (mastered skills are replayed and
 /// evaluated without being explored); the run's episode count and mastered skills.
-fn totals(
-    state: &mut RunState,
-    record: &mut GenerationRecord,
-    evaluations: &Evaluations,
-    control_steps: usize,
-) {
+fn totals(state: &mut RunState, record: &mut GenerationRecord, evaluations: &Evaluations) {
     for (name, st) in &state.skills {
         let evaluated = evaluations.skills.get(name);
         if st.golden == 0 && evaluated.is_none() && !record.skills.contains_key(name) {
@@ -167,7 +164,6 @@ fn totals(
     state.episodes_simulated += episodes;
     record.episodes_simulated = state.episodes_simulated;
     record.mastered = state.mastered().into_iter().collect();
-    record.sim_steps_per_sec = control_steps as f64 / record.explore_s.max(1e-9);
 }
 
 /// After generation `g`, the run stops: its last generation, every skill it works on mastered,

@@ -283,7 +283,9 @@ pub struct GenerationRecord {
     pub train: Option<TrainFigures>,
     pub rolled_back: bool,
     pub episodes_simulated: usize,
-    /// Simulated control steps per second over the generation's exploration.
+    /// Simulated control steps per second over the generation's exploration: every episode
+    /// it ran (policy rollouts, search candidates and probes, the refiner's re-validation),
+    /// from `sim::throughput`'s counters (the `explore` entry of `phases`).
     pub sim_steps_per_sec: f64,
     pub wall_s: f64,
     /// Wall time of the phases: exploration (with banking), held-out evaluation, synthesis
