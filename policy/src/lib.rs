@@ -27,4 +27,4 @@ pub mod vision;
 
 pub use config::{ModelConfig, ObsMode, OptimConfig};
 pub use error::{PolicyError, Result};
-pub use policy::Policy;
+pub use policy::{Policy, SingleThreaded};

@@ -142,23 +142,6 @@ impl Policy {
         })
     }
 
-    /// [`Policy::infer`] on one libtorch thread, the intra-op thread count restored after.
-    /// Lockstep rollouts use it: their batches are a few dozen rows, too small to share
-    /// between cores, and at 2 intra-op threads libtorch's spinning workers took the cores
-    /// from the rayon threads stepping the physics (an evaluation at 2 threads ran barely
-    /// faster than at 1). On one thread a row's action also no longer depends on the run's
-    /// thread count.
-    pub fn infer_single_threaded(&self, rows: &[&ObsRow]) -> Result<Inference> {
-        let before = tch::get_num_threads();
-        if before == 1 {
-            return self.infer(rows);
-        }
-        tch::set_num_threads(1);
-        let out = self.infer(rows);
-        tch::set_num_threads(before);
-        out
-    }
-
     /// A normalised action back in the simulator's units.
     pub fn denormalize_action(&self, a: &[f32]) -> [f32; ACTION_DIM] {
         let s = &self.normalizer.actions;
@@ -176,5 +159,37 @@ impl Policy {
             .iter()
             .map(Tensor::numel)
             .sum::<usize>() as i64
+    }
+}
+
+/// libtorch held to one intra-op thread from [`SingleThreaded::hold`] until the guard drops,
+/// the count before restored then. Lockstep rollouts hold it for their whole run: their batches
+/// are a few dozen rows, too small to share between cores; at 2 intra-op threads libtorch's
+/// spinning workers took the cores from the rayon threads stepping the physics; and on one
+/// thread a row's action does not depend on the run's thread count. Hold it per rollout, not
+/// around every inference: libtorch's `set_num_threads` also resets its pthreadpool and
+/// oneDNN's computation cache. The count belongs to the calling OS thread (OpenMP's), so infer
+/// on the thread that holds it.
+#[derive(Debug)]
+pub struct SingleThreaded {
+    before: i32,
+}
+
+impl SingleThreaded {
+    /// One intra-op thread on the calling thread until the guard drops.
+    pub fn hold() -> SingleThreaded {
+        let before = tch::get_num_threads();
+        if before != 1 {
+            tch::set_num_threads(1);
+        }
+        SingleThreaded { before }
+    }
+}
+
+impl Drop for SingleThreaded {
+    fn drop(&mut self) {
+        if self.before != 1 {
+            tch::set_num_threads(self.before);
+        }
     }
 }

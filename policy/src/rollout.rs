@@ -14,7 +14,7 @@ use crate::config::ObsMode;
 use crate::error::{PolicyError, Result};
 use crate::features::{self, ACTION_DIM};
 use crate::obs::ObsRow;
-use crate::policy::{Inference, Policy};
+use crate::policy::{Inference, Policy, SingleThreaded};
 use sim::{Episode, EpisodeStepper, SimConfig, TaskSpec};
 
 /// How actions are chosen from the action Gaussian.
@@ -271,6 +271,7 @@ pub fn rollout(
     let audited: Vec<bool> = (0..tasks.len())
         .map(|i| cfg.early_stop.as_ref().is_some_and(|e| e.audits(i)))
         .collect();
+    let _one_thread = SingleThreaded::hold();
     loop {
         let active: Vec<usize> = (0..steppers.len())
             .filter(|i| !(steppers[*i].is_done() || (!audited[*i] && cut_at[*i].is_some())))
@@ -289,7 +290,7 @@ pub fn rollout(
                 .collect::<Result<Vec<_>>>()
         })?;
         let refs: Vec<&ObsRow> = rows.iter().collect();
-        let inference = policy.infer_single_threaded(&refs)?;
+        let inference = policy.infer(&refs)?;
         let mut actions = Vec::with_capacity(active.len());
         for (k, (&i, row)) in active.iter().zip(rows).enumerate() {
             let (action, a, logp) =

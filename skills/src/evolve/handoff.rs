@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use policy::rollout::{choose_action, sim_config_for, start_lockstep, Sampling};
-use policy::Policy;
+use policy::{Policy, SingleThreaded};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -125,6 +125,7 @@ pub fn run_handoffs(
     let mut unused_rng = ChaCha8Rng::seed_from_u64(0);
     let mut handed_over = 0;
     let mut takeover_at = vec![None; runs.len()];
+    let _one_thread = SingleThreaded::hold();
     loop {
         let running = |i: &usize| !steppers[*i].is_done();
         let by_policy: Vec<usize> = (0..steppers.len())
@@ -148,7 +149,7 @@ pub fn run_handoffs(
                     .collect::<policy::Result<Vec<_>>>()
             })?;
             let refs: Vec<_> = rows.iter().collect();
-            let inference = policy.infer_single_threaded(&refs)?;
+            let inference = policy.infer(&refs)?;
             for (k, &i) in by_policy.iter().enumerate() {
                 let (action, _, _) =
                     choose_action(policy, &inference, k, Sampling::Greedy, &mut unused_rng);
