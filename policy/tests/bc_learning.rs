@@ -17,7 +17,7 @@ const HELD_OUT_SEED: u64 = 1000;
 fn bc(skill: SkillKind, demos: usize, steps: usize, min_success: f64) {
     let start = Instant::now();
     let robot = common::ur5e();
-    let (episodes, config) = common::demos(&robot, skill, demos, 1, false);
+    let (episodes, config) = common::demos(&robot, skill, demos, 1);
     let (mut policy, data) =
         common::policy_for(&episodes, &robot, &config, "small", ObsMode::State);
     let cfg = BcConfig {

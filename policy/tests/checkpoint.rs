@@ -16,7 +16,7 @@ use sim::SkillKind;
 
 fn trained_policy() -> (policy::Policy, Vec<ObsRow>) {
     let robot = common::ur5e();
-    let (episodes, config) = common::demos(&robot, SkillKind::Lift, 4, 7, false);
+    let (episodes, config) = common::demos(&robot, SkillKind::Lift, 4, 7);
     let (mut policy, data) = common::policy_for(&episodes, &robot, &config, "tiny", ObsMode::State);
     let cfg = BcConfig {
         optim: OptimConfig {
@@ -190,8 +190,8 @@ fn renormalizing_keeps_the_actions_on_the_old_data() {
     let (mut policy, rows) = trained_policy();
     let robot = common::ur5e();
     // The grown pool: the policy's own lift demonstrations plus reach ones.
-    let (mut pool, config) = common::demos(&robot, SkillKind::Lift, 4, 7, false);
-    pool.extend(common::demos(&robot, SkillKind::Reach, 4, 11, false).0);
+    let (mut pool, config) = common::demos(&robot, SkillKind::Lift, 4, 7);
+    pool.extend(common::demos(&robot, SkillKind::Reach, 4, 11).0);
     let mut raw = policy::dataset::RawSamples::default();
     for e in &pool {
         raw.push_episode(e, &policy.featurizer, &robot, &config)
@@ -246,8 +246,8 @@ fn blending_interpolates_the_weights_between_two_policies() {
             w.shallow_clone().copy_(&noisy);
         }
     });
-    let (mut pool, config) = common::demos(&robot, SkillKind::Reach, 4, 11, false);
-    pool.extend(common::demos(&robot, SkillKind::Lift, 2, 7, false).0);
+    let (mut pool, config) = common::demos(&robot, SkillKind::Reach, 4, 11);
+    pool.extend(common::demos(&robot, SkillKind::Lift, 2, 7).0);
     let mut raw = policy::dataset::RawSamples::default();
     for e in &pool {
         raw.push_episode(e, &other.featurizer, &robot, &config)
@@ -291,7 +291,7 @@ fn blending_interpolates_the_weights_between_two_policies() {
 
     let err = policy.blended_with(&other, 1.5).unwrap_err().to_string();
     assert!(err.contains("alpha") && err.contains("1.5"), "{err}");
-    let (episodes, config) = common::demos(&robot, SkillKind::Lift, 1, 7, false);
+    let (episodes, config) = common::demos(&robot, SkillKind::Lift, 1, 7);
     let (small, _) = common::policy_for(&episodes, &robot, &config, "small", ObsMode::State);
     let err = policy.blended_with(&small, 0.5).unwrap_err().to_string();
     assert!(err.contains("different model configurations"), "{err}");

@@ -11,23 +11,28 @@ pub fn ur5e() -> Arc<robots::Manipulator> {
     Arc::new(robots::load_manipulator("ur5e", None).unwrap())
 }
 
-/// `n` scripted demonstrations of `skill` (batch seed `seed`), with the front camera's images
-/// when `images`.
+/// `n` scripted demonstrations of `skill` (batch seed `seed`) under the default simulator
+/// settings (no cameras), and those settings.
 pub fn demos(
     robot: &Arc<robots::Manipulator>,
     skill: SkillKind,
     n: usize,
     seed: u64,
-    images: bool,
 ) -> (Vec<sim::Episode>, Arc<SimConfig>) {
-    let mut config = SimConfig::default();
-    if images {
-        config.cameras = SimConfig::default_cameras()
-            .into_iter()
-            .filter(|c| c.name == "front")
-            .collect();
-    }
-    let config = Arc::new(config);
+    let config = Arc::new(SimConfig::default());
+    (demos_with(robot, skill, n, seed, config.clone()), config)
+}
+
+/// `n` scripted demonstrations of `skill` (batch seed `seed`) under `config`, with its cameras'
+/// images when it has cameras.
+pub fn demos_with(
+    robot: &Arc<robots::Manipulator>,
+    skill: SkillKind,
+    n: usize,
+    seed: u64,
+    config: Arc<SimConfig>,
+) -> Vec<sim::Episode> {
+    let images = !config.cameras.is_empty();
     let scale = config.action_scale.clone();
     let ranges = TaskRanges::default();
     let batch = EpisodeBatch::run(
@@ -46,7 +51,7 @@ pub fn demos(
         &|| {},
     )
     .unwrap();
-    (batch.episodes, config)
+    batch.episodes
 }
 
 /// A policy for the demos plus its dataset.

@@ -12,7 +12,7 @@ use sim::SkillKind;
 #[test]
 fn training_and_rollouts_are_deterministic() {
     let robot = common::ur5e();
-    let (episodes, config) = common::demos(&robot, SkillKind::Reach, 6, 3, false);
+    let (episodes, config) = common::demos(&robot, SkillKind::Reach, 6, 3);
     let train = |threads: i32| {
         tch::set_num_threads(threads);
         let (mut policy, data) =

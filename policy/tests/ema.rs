@@ -23,7 +23,7 @@ fn weights(policy: &policy::Policy) -> Vec<Tensor> {
 fn averaged_weights_are_the_moving_average_of_the_iterates_and_bad_decays_are_errors() {
     tch::set_num_threads(1);
     let robot = common::ur5e();
-    let (episodes, config) = common::demos(&robot, SkillKind::Reach, 2, 3, false);
+    let (episodes, config) = common::demos(&robot, SkillKind::Reach, 2, 3);
     let train = |steps: usize, ema_decay: f64| {
         let (mut policy, data) =
             common::policy_for(&episodes, &robot, &config, "tiny", ObsMode::State);

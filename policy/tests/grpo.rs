@@ -20,7 +20,7 @@ fn grpo_on_a_weak_bc_policy_and_early_stopping() {
     let start = Instant::now();
     tch::set_num_threads(2);
     let robot = common::ur5e();
-    let (episodes, config) = common::demos(&robot, SkillKind::Lift, 10, 1, false);
+    let (episodes, config) = common::demos(&robot, SkillKind::Lift, 10, 1);
     let (mut policy, data) =
         common::policy_for(&episodes, &robot, &config, "small", ObsMode::State);
     let bc = BcConfig {

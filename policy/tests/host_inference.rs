@@ -22,9 +22,9 @@ fn host_actions_match_libtorch_on_recorded_observations() {
     let robot = common::ur5e();
     let mut episodes = Vec::new();
     for skill in [SkillKind::Reach, SkillKind::Place, SkillKind::Stack] {
-        episodes.extend(common::demos(&robot, skill, 2, 3, false).0);
+        episodes.extend(common::demos(&robot, skill, 2, 3).0);
     }
-    let config = common::demos(&robot, SkillKind::Reach, 1, 3, false).1;
+    let config = common::demos(&robot, SkillKind::Reach, 1, 3).1;
     for size in ["tiny", "small"] {
         let (p, _) = common::policy_for(&episodes, &robot, &config, size, ObsMode::State);
         let mut host = HostPolicy::new(&p).unwrap();
@@ -49,7 +49,7 @@ fn host_actions_match_libtorch_on_recorded_observations() {
 #[test]
 fn a_host_action_allocates_nothing() {
     let robot = common::ur5e();
-    let (episodes, config) = common::demos(&robot, SkillKind::Place, 1, 5, false);
+    let (episodes, config) = common::demos(&robot, SkillKind::Place, 1, 5);
     let (p, _) = common::policy_for(&episodes, &robot, &config, "small", ObsMode::State);
     let mut host = HostPolicy::new(&p).unwrap();
     let e = &episodes[0];

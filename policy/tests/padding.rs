@@ -38,8 +38,8 @@ fn padded(b: &ObsBatch, m: &policy::ModelConfig) -> ObsBatch {
 fn trimmed_batches_give_the_same_output_as_fully_padded_ones() {
     let robot = common::ur5e();
     // Lift (no zone, 8 instruction words) and reach (a zone, 7 words) rows in one batch.
-    let (mut episodes, config) = common::demos(&robot, SkillKind::Lift, 2, 3, false);
-    episodes.extend(common::demos(&robot, SkillKind::Reach, 2, 4, false).0);
+    let (mut episodes, config) = common::demos(&robot, SkillKind::Lift, 2, 3);
+    episodes.extend(common::demos(&robot, SkillKind::Reach, 2, 4).0);
     let (policy, _) = common::policy_for(&episodes, &robot, &config, "tiny", ObsMode::State);
     let rows: Vec<ObsRow> = episodes
         .iter()
