@@ -47,5 +47,9 @@ if [[ -n "$nextest" ]] && [[ "$(printf '%s\n' 0.9.91 "$nextest" | sort -V | head
 else
   cargo test --workspace
 fi
-# The patched rapier3d's own tests (lib and multibody), with its upstream lock file.
-(cd patches/rapier3d && cargo test --locked --features dim3,f32 --lib --tests)
+# The patched rapier3d's own tests (lib and multibody), with its upstream lock file, built in
+# the workspace's target directory (not in a second one inside the patch).
+(
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+  cd patches/rapier3d && cargo test --locked --features dim3,f32 --lib --tests
+)
