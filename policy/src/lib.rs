@@ -15,6 +15,7 @@ pub mod error;
 pub mod features;
 pub mod grpo;
 pub mod host;
+pub mod lockstep;
 pub mod loss;
 pub mod model;
 pub mod obs;

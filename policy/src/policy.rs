@@ -163,13 +163,13 @@ impl Policy {
 }
 
 /// libtorch held to one intra-op thread from [`SingleThreaded::hold`] until the guard drops,
-/// the count before restored then. Lockstep rollouts hold it for their whole run: their batches
-/// are a few dozen rows, too small to share between cores; at 2 intra-op threads libtorch's
-/// spinning workers took the cores from the rayon threads stepping the physics; and on one
-/// thread a row's action does not depend on the run's thread count. Hold it per rollout, not
-/// around every inference: libtorch's `set_num_threads` also resets its pthreadpool and
-/// oneDNN's computation cache. The count belongs to the calling OS thread (OpenMP's), so infer
-/// on the thread that holds it.
+/// the count before restored then. An image policy's lockstep rollouts (`lockstep::Driver`)
+/// hold it for their whole run: their batches are a few dozen rows, too small to share between
+/// cores; at 2 intra-op threads libtorch's spinning workers took the cores from the rayon
+/// threads stepping the physics; and on one thread a row's action does not depend on the
+/// run's thread count. Hold it per rollout, not around every inference: libtorch's
+/// `set_num_threads` also resets its pthreadpool and oneDNN's computation cache. The count
+/// belongs to the calling OS thread (OpenMP's), so infer on the thread that holds it.
 #[derive(Debug)]
 pub struct SingleThreaded {
     before: i32,

@@ -1,6 +1,6 @@
-//! Batched policy rollouts: many episodes stepped in lockstep (`EpisodeStepper`), one network
-//! call per control step for all running episodes, physics in parallel (rayon). Sampling noise
-//! comes from each episode's own seed, so results do not depend on the thread count.
+//! Policy rollouts: many episodes (`EpisodeStepper`) run by a [`Driver`] on a rayon pool.
+//! Sampling noise comes from each episode's own seed and a row's network output from its own
+//! observation, so results do not depend on the thread count.
 
 use std::sync::Arc;
 
@@ -13,9 +13,11 @@ use serde::{Deserialize, Serialize};
 use crate::config::ObsMode;
 use crate::error::{PolicyError, Result};
 use crate::features::{self, ACTION_DIM};
-use crate::obs::ObsRow;
-use crate::policy::{Inference, Policy, SingleThreaded};
-use sim::{Episode, EpisodeStepper, SimConfig, TaskSpec};
+use crate::host::HostOutput;
+use crate::lockstep::{DrivenEpisode, Driver};
+use crate::obs::{Featurizer, ObsRow, Stats};
+use crate::policy::Policy;
+use sim::{Episode, EpisodeStepper, Observation, SimConfig, TaskSpec};
 
 /// How actions are chosen from the action Gaussian.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -154,7 +156,7 @@ impl EarlyStopReport {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RolloutConfig {
     pub sampling: Sampling,
-    /// Worker threads for physics (and libtorch's intra-op pool).
+    /// Worker threads (physics, and host inference for a state policy).
     pub threads: usize,
     /// Keep per-step transitions (needed by GRPO).
     pub keep_transitions: bool,
@@ -179,21 +181,21 @@ fn normal(rng: &mut ChaCha8Rng) -> f64 {
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
-/// The action for row `k` of `inference`: its mean, or a draw around it (with the draw's
-/// log-probability); returns the simulator action, the normalised action and the log-probability.
+/// The action from the network's normalised first-action `mean` (`actions`: the policy's
+/// action statistics): the mean itself, or a draw
+/// around it (with the draw's log-probability); returns the simulator action, the normalised
+/// action and the log-probability.
 pub fn choose_action(
-    policy: &Policy,
-    inference: &Inference,
-    k: usize,
+    actions: &Stats,
+    mean: &[f32; ACTION_DIM],
+    log_std: &[f32; ACTION_DIM],
     sampling: Sampling,
     rng: &mut ChaCha8Rng,
 ) -> (sim::Action, [f32; ACTION_DIM], f64) {
-    let chunk = policy.featurizer.model.chunk as usize;
-    let mean = &inference.mean[k * chunk * ACTION_DIM..][..ACTION_DIM];
     let mut a = [0.0f32; ACTION_DIM];
     let mut logp = 0.0f64;
     for d in 0..ACTION_DIM {
-        let log_std = f64::from(inference.log_std[d]);
+        let log_std = f64::from(log_std[d]);
         a[d] = match sampling {
             Sampling::Greedy => mean[d],
             Sampling::Sample { temperature } => {
@@ -204,17 +206,17 @@ pub fn choose_action(
             }
         };
     }
-    (
-        features::to_sim_action(&policy.denormalize_action(&a)),
-        a,
-        logp,
-    )
+    let mut sim_units = [0.0f32; ACTION_DIM];
+    for (i, o) in sim_units.iter_mut().enumerate() {
+        *o = a[i] * actions.std[i] + actions.mean[i];
+    }
+    (features::to_sim_action(&sim_units), a, logp)
 }
 
-/// What lockstep rollouts of `policy` start from: the robot checked against the policy's, a
-/// rayon pool (and libtorch's intra-op threads) of `threads`, and one `EpisodeStepper` per
-/// (task, seed) under the policy's simulator settings.
-pub fn start_lockstep(
+/// What rollouts of `policy` start from: the robot checked against the policy's, a rayon pool
+/// of `threads`, and one `EpisodeStepper` per (task, seed) under the policy's simulator
+/// settings.
+pub fn start_episodes(
     policy: &Policy,
     robot: &Arc<Manipulator>,
     episodes: &[(&TaskSpec, u64)],
@@ -230,10 +232,8 @@ pub fn start_lockstep(
         )));
     }
     let sim = sim_config_for(policy);
-    let threads = threads.max(1);
-    tch::set_num_threads(threads as i32);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(threads.max(1))
         .build()
         .map_err(|e| PolicyError::config("threads", e.to_string()))?;
     let steppers: Vec<EpisodeStepper> = pool.install(|| {
@@ -246,7 +246,61 @@ pub fn start_lockstep(
     Ok((pool, steppers))
 }
 
-/// Runs `tasks[i]` with seed `seeds[i]` for every i, all in lockstep.
+/// One rollout in progress: its episode, sampling noise, early-stopping state and transitions.
+struct Runner<'a> {
+    featurizer: &'a Featurizer,
+    actions: &'a Stats,
+    cfg: &'a RolloutConfig,
+    stepper: EpisodeStepper,
+    rng: ChaCha8Rng,
+    transitions: Vec<Transition>,
+    low_value_steps: usize,
+    cut_at: Option<usize>,
+    audited: bool,
+}
+
+impl DrivenEpisode for Runner<'_> {
+    fn running(&self) -> bool {
+        !(self.stepper.is_done() || (!self.audited && self.cut_at.is_some()))
+    }
+
+    fn query(&self) -> Option<(&Observation, &TaskSpec)> {
+        Some((self.stepper.observation(), self.stepper.task()))
+    }
+
+    fn advance(&mut self, out: Option<&HostOutput>, log_std: &[f32; ACTION_DIM]) -> Result<()> {
+        let out = out.ok_or_else(|| PolicyError::Data("a rollout step without the network".into()))?;
+        let (action, a, logp) =
+            choose_action(self.actions, &out.mean, log_std, self.cfg.sampling, &mut self.rng);
+        let step = self.stepper.steps_taken();
+        if let Some(stop) = &self.cfg.early_stop {
+            if step >= stop.min_steps && f64::from(out.value) < stop.threshold {
+                self.low_value_steps += 1;
+            } else {
+                self.low_value_steps = 0;
+            }
+            if self.cut_at.is_none() && self.low_value_steps >= stop.patience_steps.max(1) {
+                self.cut_at = Some(step);
+            }
+        }
+        if self.cfg.keep_transitions {
+            let row = self
+                .featurizer
+                .row(self.stepper.observation(), self.stepper.task())?;
+            self.transitions.push(Transition {
+                row,
+                action: a,
+                logp: logp as f32,
+                value: out.value,
+            });
+        }
+        self.stepper.step(action);
+        Ok(())
+    }
+}
+
+/// Runs `tasks[i]` with seed `seeds[i]` for every i ([`Driver`]: each on its own on the host
+/// for a state policy, in lockstep through libtorch for an image policy).
 pub fn rollout(
     policy: &Policy,
     robot: &Arc<Manipulator>,
@@ -260,83 +314,31 @@ pub fn rollout(
         ));
     }
     let episodes: Vec<(&TaskSpec, u64)> = tasks.iter().zip(seeds.iter().copied()).collect();
-    let (pool, mut steppers) = start_lockstep(policy, robot, &episodes, cfg.threads)?;
-    let mut rngs: Vec<ChaCha8Rng> = seeds
-        .iter()
-        .map(|s| ChaCha8Rng::seed_from_u64(s ^ 0x5EED_AC71_0000_0001))
-        .collect();
-    let mut transitions: Vec<Vec<Transition>> = vec![Vec::new(); tasks.len()];
-    let mut low_value_steps = vec![0usize; tasks.len()];
-    let mut cut_at: Vec<Option<usize>> = vec![None; tasks.len()];
-    let audited: Vec<bool> = (0..tasks.len())
-        .map(|i| cfg.early_stop.as_ref().is_some_and(|e| e.audits(i)))
-        .collect();
-    let _one_thread = SingleThreaded::hold();
-    loop {
-        let active: Vec<usize> = (0..steppers.len())
-            .filter(|i| !(steppers[*i].is_done() || (!audited[*i] && cut_at[*i].is_some())))
-            .collect();
-        if active.is_empty() {
-            break;
-        }
-        let featurizer = &policy.featurizer;
-        let rows: Vec<ObsRow> = pool.install(|| {
-            active
-                .par_iter()
-                .map(|&i| {
-                    let s = &steppers[i];
-                    featurizer.row(s.observation(), s.task())
-                })
-                .collect::<Result<Vec<_>>>()
-        })?;
-        let refs: Vec<&ObsRow> = rows.iter().collect();
-        let inference = policy.infer(&refs)?;
-        let mut actions = Vec::with_capacity(active.len());
-        for (k, (&i, row)) in active.iter().zip(rows).enumerate() {
-            let (action, a, logp) =
-                choose_action(policy, &inference, k, cfg.sampling, &mut rngs[i]);
-            actions.push(action);
-            if let Some(stop) = &cfg.early_stop {
-                let step = steppers[i].steps_taken();
-                if step >= stop.min_steps && f64::from(inference.value[k]) < stop.threshold {
-                    low_value_steps[i] += 1;
-                } else {
-                    low_value_steps[i] = 0;
-                }
-                if cut_at[i].is_none() && low_value_steps[i] >= stop.patience_steps.max(1) {
-                    cut_at[i] = Some(step);
-                }
-            }
-            if cfg.keep_transitions {
-                transitions[i].push(Transition {
-                    row,
-                    action: a,
-                    logp: logp as f32,
-                    value: inference.value[k],
-                });
-            }
-        }
-        let mut stepping: Vec<(&mut EpisodeStepper, sim::Action)> = Vec::new();
-        let mut actions = actions.into_iter();
-        for (i, s) in steppers.iter_mut().enumerate() {
-            if active.binary_search(&i).is_ok() {
-                if let Some(a) = actions.next() {
-                    stepping.push((s, a));
-                }
-            }
-        }
-        pool.install(|| stepping.into_par_iter().for_each(|(s, a)| s.step(a)));
-    }
-    Ok(steppers
+    let (pool, steppers) = start_episodes(policy, robot, &episodes, cfg.threads)?;
+    let mut runners: Vec<Runner> = steppers
         .into_iter()
-        .zip(transitions)
-        .zip(cut_at)
-        .zip(audited)
-        .map(|(((s, transitions), cut_at), audited)| PolicyRollout {
-            episode: s.finish(),
-            transitions,
-            cut_at,
-            audited,
+        .zip(seeds)
+        .enumerate()
+        .map(|(i, (stepper, seed))| Runner {
+            featurizer: &policy.featurizer,
+            actions: &policy.normalizer.actions,
+            cfg,
+            stepper,
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_AC71_0000_0001),
+            transitions: Vec::new(),
+            low_value_steps: 0,
+            cut_at: None,
+            audited: cfg.early_stop.as_ref().is_some_and(|e| e.audits(i)),
+        })
+        .collect();
+    Driver::new(policy)?.run(&pool, &mut runners)?;
+    Ok(runners
+        .into_iter()
+        .map(|r| PolicyRollout {
+            episode: r.stepper.finish(),
+            transitions: r.transitions,
+            cut_at: r.cut_at,
+            audited: r.audited,
         })
         .collect())
 }

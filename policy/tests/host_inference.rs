@@ -1,7 +1,7 @@
 //! Host inference (`policy::host::HostPolicy`) computes the network's action as libtorch does:
 //! on recorded observations of reach, place and stack (instructions of several lengths, one to
 //! two objects, no zone to one), for the `tiny` and `small` models with the normaliser fitted to
-//! the data; and a call allocates nothing.
+//! the data (the action and the predicted success); and a call allocates nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -11,10 +11,15 @@ use policy::host::HostPolicy;
 use policy::{ObsMode, Policy};
 use sim::SkillKind;
 
-fn libtorch_action(p: &Policy, obs: &sim::Observation, task: &sim::TaskSpec) -> [f32; ACTION_DIM] {
+/// libtorch's action (simulator units) and predicted success.
+fn libtorch_action(
+    p: &Policy,
+    obs: &sim::Observation,
+    task: &sim::TaskSpec,
+) -> ([f32; ACTION_DIM], f32) {
     let row = p.featurizer.row(obs, task).unwrap();
     let out = p.infer(&[&row]).unwrap();
-    p.denormalize_action(&out.mean[..ACTION_DIM])
+    (p.denormalize_action(&out.mean[..ACTION_DIM]), out.value[0])
 }
 
 #[test]
@@ -28,21 +33,28 @@ fn host_actions_match_libtorch_on_recorded_observations() {
     for size in ["tiny", "small"] {
         let (p, _) = common::policy_for(&episodes, &robot, &config, size, ObsMode::State);
         let mut host = HostPolicy::new(&p).unwrap();
-        let mut worst = 0.0f32;
+        let (mut worst, mut worst_value) = (0.0f32, 0.0f32);
         for e in &episodes {
             host.set_instruction(&p, &e.task.instruction);
             for t in (0..e.steps.len()).step_by(17) {
                 let obs = features::observation_before(e, t, &robot.home_q_rad, Vec::new());
-                let want = libtorch_action(&p, &obs, &e.task);
+                let (want, want_value) = libtorch_action(&p, &obs, &e.task);
                 let got = host.act(&obs, &e.task).unwrap();
+                let out = host.infer(&p.featurizer.tokenizer, &obs, &e.task).unwrap();
+                assert_eq!(p.denormalize_action(&out.mean), got);
+                let row = p.featurizer.row(&obs, &e.task).unwrap();
+                let log_std = p.infer(&[&row]).unwrap().log_std;
+                assert_eq!(host.log_std()[..], log_std[..ACTION_DIM]);
                 for (a, b) in got.iter().zip(&want) {
                     let scale = b.abs().max(1e-2);
                     worst = worst.max((a - b).abs() / scale);
                 }
+                worst_value = worst_value.max((out.value - want_value).abs());
             }
         }
-        eprintln!("{size}: worst relative difference {worst:.2e}");
+        eprintln!("{size}: worst relative difference {worst:.2e}, success {worst_value:.2e}");
         assert!(worst < 1e-3, "{size}: host and libtorch differ by {worst}");
+        assert!(worst_value < 1e-4, "{size}: success heads differ by {worst_value}");
     }
 }
 

@@ -1,12 +1,17 @@
-//! [`HostPolicy`]: a state-mode policy's greedy action for one observation, computed in plain
-//! Rust on the host — the weights copied out of the `VarStore` once, every buffer allocated
-//! up front — so a robot's control loop runs it without libtorch's per-operation dispatch and
-//! without allocating. The same network as [`crate::model::VlaNet::forward`], evaluated
-//! differently where that changes nothing: padding tokens are left out (the network masks
-//! them), and the last block is evaluated for the action readout only (the only output used).
+//! [`HostPolicy`]: a state-mode policy's first action and predicted success for one
+//! observation, computed in plain Rust on the host — the weights copied out of the `VarStore`
+//! once, every buffer allocated up front — so a robot's control loop runs it without
+//! libtorch's per-operation dispatch and without allocating, and simulated rollouts run it on
+//! every core beside the physics, each row on its own (so a row's output does not depend on
+//! the batch or the thread count). The same network as [`crate::model::VlaNet::forward`],
+//! evaluated differently where that changes nothing: padding tokens are left out (the network
+//! masks them), and the last block is evaluated for the two readout tokens only (the only
+//! outputs used).
 
 mod kernels;
 mod weights;
+
+use std::sync::Arc;
 
 use sim::state::{iso_from_pose7, Observation};
 use sim::task::TaskSpec;
@@ -14,16 +19,28 @@ use sim::task::TaskSpec;
 use crate::config::ObsMode;
 use crate::error::{PolicyError, Result};
 use crate::features::{self, ACTION_DIM};
-use crate::tokenizer::PAD_ID;
+use crate::tokenizer::{Tokenizer, PAD_ID};
 use crate::Policy;
 use kernels::{attention, gelu_tanh, layer_norm, Gemm};
 use weights::{Weights, TYPE_LANG, TYPE_OBJECT, TYPE_PROPRIO, TYPE_ZONE};
 
-/// The host forward pass of one policy, with its scratch buffers.
-#[derive(Debug)]
+/// What the network says about one observation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostOutput {
+    /// The chunk's first action, normalised.
+    pub mean: [f32; ACTION_DIM],
+    /// Predicted success probability.
+    pub value: f32,
+}
+
+/// The host forward pass of one policy, with its scratch buffers. A clone shares the weights
+/// and has buffers of its own (one per thread).
+#[derive(Clone, Debug)]
 pub struct HostPolicy {
-    w: Weights,
+    w: Arc<Weights>,
     gemm: Gemm,
+    /// The instruction `lang` holds the tokens of.
+    instruction: String,
     /// Instruction token ids (non-padding) of the current task.
     lang: Vec<i64>,
     max_lang: usize,
@@ -35,6 +52,7 @@ pub struct HostPolicy {
     hidden: Vec<f32>,
     scores: Vec<f32>,
     action: [f32; ACTION_DIM],
+    value_logit: [f32; 1],
 }
 
 impl HostPolicy {
@@ -54,6 +72,7 @@ impl HostPolicy {
         let max_tokens = 2 + max_lang + 1 + w.max_objects + w.max_zones;
         Ok(HostPolicy {
             gemm: Gemm::detect(),
+            instruction: String::new(),
             lang: Vec::with_capacity(max_lang),
             max_lang,
             proprio: vec![0.0; policy.featurizer.proprio_dim],
@@ -64,23 +83,63 @@ impl HostPolicy {
             hidden: vec![0.0; max_tokens * w.mlp * d],
             scores: vec![0.0; max_tokens],
             action: [0.0; ACTION_DIM],
-            w,
+            value_logit: [0.0],
+            w: Arc::new(w),
         })
+    }
+
+    /// The first action's log standard deviations (normalised units).
+    pub fn log_std(&self) -> &[f32; ACTION_DIM] {
+        &self.w.log_std
     }
 
     /// The instruction of the task about to run (tokenised here, not per step).
     pub fn set_instruction(&mut self, policy: &Policy, instruction: &str) {
-        let ids = policy
-            .featurizer
-            .tokenizer
-            .encode(instruction, self.max_lang);
+        self.tokenize(&policy.featurizer.tokenizer, instruction);
+    }
+
+    fn tokenize(&mut self, tokenizer: &Tokenizer, instruction: &str) {
+        self.instruction.clear();
+        self.instruction.push_str(instruction);
+        let ids = tokenizer.encode(instruction, self.max_lang);
         self.lang.clear();
         self.lang.extend(ids.into_iter().filter(|id| *id != PAD_ID));
     }
 
     /// The policy's mean action (simulator units: end-effector step, rotation, gripper) for
-    /// `obs` under `task`. Allocates nothing.
+    /// `obs` under `task`, whose instruction [`HostPolicy::set_instruction`] gave. Allocates
+    /// nothing.
     pub fn act(&mut self, obs: &Observation, task: &TaskSpec) -> Result<[f32; ACTION_DIM]> {
+        self.forward(obs, task)?;
+        let mean = &self.w.actions.mean;
+        let std = &self.w.actions.std;
+        let mut action = self.action;
+        for (i, a) in action.iter_mut().enumerate() {
+            *a = *a * std[i] + mean[i];
+        }
+        Ok(action)
+    }
+
+    /// The normalised first action and the predicted success for `obs` under `task`, its
+    /// instruction tokenised when it is not the last call's.
+    pub fn infer(
+        &mut self,
+        tokenizer: &Tokenizer,
+        obs: &Observation,
+        task: &TaskSpec,
+    ) -> Result<HostOutput> {
+        if task.instruction != self.instruction {
+            self.tokenize(tokenizer, &task.instruction);
+        }
+        self.forward(obs, task)?;
+        Ok(HostOutput {
+            mean: self.action,
+            value: 1.0 / (1.0 + (-self.value_logit[0]).exp()),
+        })
+    }
+
+    /// Both readouts into `action` (normalised) and `value_logit`.
+    fn forward(&mut self, obs: &Observation, task: &TaskSpec) -> Result<()> {
         if obs.objects.len() > self.w.max_objects || task.zones.len() > self.w.max_zones {
             return Err(PolicyError::Data(format!(
                 "task `{}` has {} objects and {} zones; the model has {} and {} slots",
@@ -100,12 +159,7 @@ impl HostPolicy {
         }
         let t = self.embed(obs, task);
         self.trunk(t);
-        let mean = &self.w.actions.mean;
-        let std = &self.w.actions.std;
-        for (i, a) in self.action.iter_mut().enumerate() {
-            *a = *a * std[i] + mean[i];
-        }
-        Ok(self.action)
+        Ok(())
     }
 
     /// Writes the tokens into `x` (readouts, instruction, proprioception, objects, zones);
@@ -170,15 +224,15 @@ impl HostPolicy {
         t
     }
 
-    /// The transformer blocks and the action head (first action of the chunk) into
-    /// `self.action`, normalised.
+    /// The transformer blocks, the action head (first action of the chunk) into `self.action`,
+    /// normalised, and the success head into `self.value_logit`.
     fn trunk(&mut self, t: usize) {
         let (d, heads) = (self.w.d, self.w.heads);
         let depth = self.w.blocks.len();
         let g = self.gemm;
         for (i, b) in self.w.blocks.iter().enumerate() {
-            // The last block only for the action readout (token 0): keys and values of all.
-            let q_rows = if i + 1 == depth { 1 } else { t };
+            // The last block only for the readouts (tokens 0 and 1): keys and values of all.
+            let q_rows = if i + 1 == depth { 2 } else { t };
             let x = &mut self.x[..t * d];
             layer_norm(x, d, &b.ln1.gain, &b.ln1.bias, &mut self.normed[..t * d]);
             g.run(
@@ -209,16 +263,19 @@ impl HostPolicy {
             g.run(hidden, q_rows, wide, &b.fc2.w_p, &b.fc2.b, h);
             add(&mut x[..q_rows * d], h);
         }
-        let out = &mut self.normed[..d];
+        let out = &mut self.normed[..2 * d];
         layer_norm(
-            &self.x[..d],
+            &self.x[..2 * d],
             d,
             &self.w.ln_out.gain,
             &self.w.ln_out.bias,
             out,
         );
+        let (act, val) = out.split_at(d);
         let head = &self.w.action_head;
-        g.run(out, 1, d, &head.w_p, &head.b, &mut self.action);
+        g.run(act, 1, d, &head.w_p, &head.b, &mut self.action);
+        let head = &self.w.value_head;
+        g.run(val, 1, d, &head.w_p, &head.b, &mut self.value_logit);
     }
 }
 

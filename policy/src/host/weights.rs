@@ -8,6 +8,7 @@ use tch::{Device, Kind, Tensor};
 use super::kernels::{pack, pad_bias};
 use crate::error::{PolicyError, Result};
 use crate::features::ACTION_DIM;
+use crate::model::{LOG_STD_MAX, LOG_STD_MIN};
 use crate::obs::Stats;
 use crate::Policy;
 
@@ -84,6 +85,10 @@ pub(crate) struct Weights {
     pub ln_out: Norm,
     /// The rows of the action head for the chunk's first action.
     pub action_head: Linear,
+    /// The success logit from the second readout token.
+    pub value_head: Linear,
+    /// The first action's log standard deviations, clamped as the network clamps them.
+    pub log_std: [f32; ACTION_DIM],
     pub proprio_norm: Standardize,
     pub object_norm: Standardize,
     pub zone_norm: Standardize,
@@ -126,6 +131,8 @@ impl Weights {
             blocks: (0..m.depth as usize).map(block).collect::<Result<_>>()?,
             ln_out: norm(&vars, "ln_out")?,
             action_head: linear(&vars, "action_head", Some(ACTION_DIM))?,
+            value_head: linear(&vars, "value_head", None)?,
+            log_std: first_log_std(&get("log_std")?)?,
             proprio_norm: Standardize::new(&n.proprio),
             object_norm: Standardize::new(&n.objects),
             zone_norm: Standardize::new(&n.zones),
@@ -136,6 +143,17 @@ impl Weights {
     pub fn type_row(&self, kind: usize) -> &[f32] {
         &self.type_embed[kind * self.d..(kind + 1) * self.d]
     }
+}
+
+fn first_log_std(all: &[f32]) -> Result<[f32; ACTION_DIM]> {
+    let first = all.get(..ACTION_DIM).ok_or_else(|| {
+        PolicyError::config("log_std", format!("has {} entries, fewer than an action", all.len()))
+    })?;
+    let mut out = [0.0; ACTION_DIM];
+    for (o, v) in out.iter_mut().zip(first) {
+        *o = v.clamp(LOG_STD_MIN as f32, LOG_STD_MAX as f32);
+    }
+    Ok(out)
 }
 
 fn host(t: &Tensor) -> Result<Vec<f32>> {

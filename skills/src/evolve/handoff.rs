@@ -9,11 +9,14 @@
 
 use std::sync::Arc;
 
-use policy::rollout::{choose_action, sim_config_for, start_lockstep, Sampling};
-use policy::{Policy, SingleThreaded};
+use policy::features::ACTION_DIM;
+use policy::host::HostOutput;
+use policy::lockstep::{DrivenEpisode, Driver};
+use policy::obs::Stats;
+use policy::rollout::{choose_action, sim_config_for, start_episodes, Sampling};
+use policy::Policy;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 use robots::Manipulator;
 use sim::{Controller, Episode, EpisodeStepper, TaskSpec};
 
@@ -102,9 +105,110 @@ pub fn reanchored(task: &TaskSpec, objects: &[sim::state::ObjectState]) -> TaskS
     moved
 }
 
+/// One handoff episode in progress.
+struct HandoffEpisode<'a> {
+    run: &'a HandoffRun,
+    stepper: EpisodeStepper,
+    mode: Mode,
+    takeover_at: Option<usize>,
+    actions: &'a Stats,
+    timing: &'a Timing,
+}
+
+/// The control period and plan segment length of a batch of handoffs.
+struct Timing {
+    dt_s: f64,
+    segment_s: f64,
+    action_scale: sim::config::ActionScale,
+}
+
+impl Timing {
+    fn segment_steps(&self) -> usize {
+        ((self.segment_s / self.dt_s).round() as usize).max(1)
+    }
+}
+
+fn goal_half(plan: &[f64]) -> usize {
+    plan_keyframes(plan).div_ceil(2)
+}
+
+impl DrivenEpisode for HandoffEpisode<'_> {
+    fn running(&self) -> bool {
+        !self.stepper.is_done() && !matches!(self.mode, Mode::Abandoned)
+    }
+
+    fn query(&self) -> Option<(&sim::Observation, &TaskSpec)> {
+        matches!(self.mode, Mode::Policy { .. }).then(|| (self.stepper.observation(), &self.run.view))
+    }
+
+    fn advance(
+        &mut self,
+        out: Option<&HostOutput>,
+        log_std: &[f32; ACTION_DIM],
+    ) -> policy::Result<()> {
+        let action = match (&mut self.mode, out) {
+            (Mode::Plan(controller), _) => controller.act(self.stepper.observation()),
+            (Mode::Policy { .. }, Some(out)) => {
+                let mut unused_rng = ChaCha8Rng::seed_from_u64(0);
+                choose_action(self.actions, &out.mean, log_std, Sampling::Greedy, &mut unused_rng).0
+            }
+            _ => return Ok(()),
+        };
+        self.stepper.step(action);
+        if matches!(self.mode, Mode::Policy { .. }) && !self.stepper.is_done() {
+            self.take_over_if_due();
+        }
+        Ok(())
+    }
+}
+
+impl HandoffEpisode<'_> {
+    /// After a policy step: the plan takes over when the run's rule says so (or the episode is
+    /// abandoned when the rest of the plan no longer fits).
+    fn take_over_if_due(&mut self) {
+        let (s, run, t) = (&self.stepper, self.run, self.timing);
+        let Mode::Policy { held_steps } = &mut self.mode else {
+            return;
+        };
+        let controller = match run.takeover {
+            Takeover::WhenViewHolds => {
+                let hold_steps = ((run.view.goal.hold_s / t.dt_s).round() as usize).max(1);
+                *held_steps = if s.predicate_holds(&run.view) {
+                    *held_steps + 1
+                } else {
+                    0
+                };
+                let max_steps = (run.task.max_duration_s / t.dt_s).ceil() as usize;
+                if *held_steps < hold_steps {
+                    let suffix_steps =
+                        (plan_keyframes(&run.plan) - goal_half(&run.plan)) * t.segment_steps();
+                    if s.steps_taken() + suffix_steps >= max_steps {
+                        self.mode = Mode::Abandoned;
+                    }
+                    return;
+                }
+                PlanController::new(&s.info(), &run.plan, t.segment_s, t.action_scale.clone())
+                    .starting_at(goal_half(&run.plan))
+            }
+            Takeover::AtStep(step) => {
+                if s.steps_taken() < step {
+                    return;
+                }
+                let moved = reanchored(&run.task, &s.observation().objects);
+                let info = sim::EpisodeInfo {
+                    task: &moved,
+                    ..s.info()
+                };
+                PlanController::new(&info, &run.plan, t.segment_s, t.action_scale.clone())
+            }
+        };
+        self.mode = Mode::Plan(Box::new(controller));
+        self.takeover_at = Some(s.steps_taken());
+    }
+}
+
 /// Runs every `runs[i]`: the policy, greedy, on its view until the view's predicate has held
-/// for its hold time, then its plan from the goal half (`segment_s` per keyframe). All
-/// episodes step in lockstep, one network call per control step.
+/// for its hold time, then its plan from the goal half (`segment_s` per keyframe).
 pub fn run_handoffs(
     policy: &Policy,
     robot: &Arc<Manipulator>,
@@ -113,108 +217,30 @@ pub fn run_handoffs(
     threads: usize,
 ) -> Result<Handoffs> {
     let sim = sim_config_for(policy);
-    let dt_s = sim.control_dt_s();
+    let timing = Timing {
+        dt_s: sim.control_dt_s(),
+        segment_s,
+        action_scale: sim.action_scale.clone(),
+    };
     let episodes: Vec<(&TaskSpec, u64)> = runs.iter().map(|r| (&r.task, r.seed)).collect();
-    let (pool, mut steppers) = start_lockstep(policy, robot, &episodes, threads)?;
-    let segment_steps = ((segment_s / dt_s).round() as usize).max(1);
-    let goal_half = |plan: &[f64]| plan_keyframes(plan).div_ceil(2);
-    let suffix_steps = |plan: &[f64]| (plan_keyframes(plan) - goal_half(plan)) * segment_steps;
-    let mut modes: Vec<Mode> = (0..runs.len())
-        .map(|_| Mode::Policy { held_steps: 0 })
+    let (pool, steppers) = start_episodes(policy, robot, &episodes, threads)?;
+    let mut handoffs: Vec<HandoffEpisode> = steppers
+        .into_iter()
+        .zip(runs)
+        .map(|(stepper, run)| HandoffEpisode {
+            run,
+            stepper,
+            mode: Mode::Policy { held_steps: 0 },
+            takeover_at: None,
+            actions: &policy.normalizer.actions,
+            timing: &timing,
+        })
         .collect();
-    let mut unused_rng = ChaCha8Rng::seed_from_u64(0);
-    let mut handed_over = 0;
-    let mut takeover_at = vec![None; runs.len()];
-    let _one_thread = SingleThreaded::hold();
-    loop {
-        let running = |i: &usize| !steppers[*i].is_done();
-        let by_policy: Vec<usize> = (0..steppers.len())
-            .filter(running)
-            .filter(|&i| matches!(modes[i], Mode::Policy { .. }))
-            .collect();
-        let by_plan: Vec<usize> = (0..steppers.len())
-            .filter(running)
-            .filter(|&i| matches!(modes[i], Mode::Plan(_)))
-            .collect();
-        if by_policy.is_empty() && by_plan.is_empty() {
-            break;
-        }
-        let mut actions: Vec<Option<sim::Action>> = vec![None; steppers.len()];
-        if !by_policy.is_empty() {
-            let featurizer = &policy.featurizer;
-            let rows = pool.install(|| {
-                by_policy
-                    .par_iter()
-                    .map(|&i| featurizer.row(steppers[i].observation(), &runs[i].view))
-                    .collect::<policy::Result<Vec<_>>>()
-            })?;
-            let refs: Vec<_> = rows.iter().collect();
-            let inference = policy.infer(&refs)?;
-            for (k, &i) in by_policy.iter().enumerate() {
-                let (action, _, _) =
-                    choose_action(policy, &inference, k, Sampling::Greedy, &mut unused_rng);
-                actions[i] = Some(action);
-            }
-        }
-        for &i in &by_plan {
-            if let Mode::Plan(controller) = &mut modes[i] {
-                actions[i] = Some(controller.act(steppers[i].observation()));
-            }
-        }
-        pool.install(|| {
-            steppers.par_iter_mut().zip(&actions).for_each(|(s, a)| {
-                if let Some(a) = a {
-                    s.step(a.clone());
-                }
-            })
-        });
-        for &i in &by_policy {
-            let s = &steppers[i];
-            if s.is_done() {
-                continue;
-            }
-            let run = &runs[i];
-            let Mode::Policy { held_steps } = &mut modes[i] else {
-                continue;
-            };
-            let controller = match run.takeover {
-                Takeover::WhenViewHolds => {
-                    let hold_steps = ((run.view.goal.hold_s / dt_s).round() as usize).max(1);
-                    *held_steps = if s.predicate_holds(&run.view) {
-                        *held_steps + 1
-                    } else {
-                        0
-                    };
-                    let max_steps = (run.task.max_duration_s / dt_s).ceil() as usize;
-                    if *held_steps < hold_steps {
-                        if s.steps_taken() + suffix_steps(&run.plan) >= max_steps {
-                            modes[i] = Mode::Abandoned;
-                        }
-                        continue;
-                    }
-                    PlanController::new(&s.info(), &run.plan, segment_s, sim.action_scale.clone())
-                        .starting_at(goal_half(&run.plan))
-                }
-                Takeover::AtStep(t) => {
-                    if s.steps_taken() < t {
-                        continue;
-                    }
-                    let moved = reanchored(&run.task, &s.observation().objects);
-                    let info = sim::EpisodeInfo {
-                        task: &moved,
-                        ..s.info()
-                    };
-                    PlanController::new(&info, &run.plan, segment_s, sim.action_scale.clone())
-                }
-            };
-            modes[i] = Mode::Plan(Box::new(controller));
-            takeover_at[i] = Some(s.steps_taken());
-            handed_over += 1;
-        }
-    }
+    Driver::new(policy)?.run(&pool, &mut handoffs)?;
+    let takeover_at: Vec<Option<usize>> = handoffs.iter().map(|h| h.takeover_at).collect();
     Ok(Handoffs {
-        episodes: steppers.into_iter().map(EpisodeStepper::finish).collect(),
-        handed_over,
+        episodes: handoffs.into_iter().map(|h| h.stepper.finish()).collect(),
+        handed_over: takeover_at.iter().flatten().count(),
         takeover_at,
     })
 }
