@@ -45,7 +45,11 @@ impl<'p> Driver<'p> {
     }
 
     /// Runs every episode to its end on `pool`.
-    pub fn run<E: DrivenEpisode>(&self, pool: &rayon::ThreadPool, episodes: &mut [E]) -> Result<()> {
+    pub fn run<E: DrivenEpisode>(
+        &self,
+        pool: &rayon::ThreadPool,
+        episodes: &mut [E],
+    ) -> Result<()> {
         match &self.host {
             Some(host) => {
                 let tokenizer = &self.policy.featurizer.tokenizer;
@@ -75,7 +79,11 @@ impl<'p> Driver<'p> {
             let rows = pool.install(|| {
                 active
                     .par_iter()
-                    .map(|e| e.query().map(|(obs, task)| featurizer.row(obs, task)).transpose())
+                    .map(|e| {
+                        e.query()
+                            .map(|(obs, task)| featurizer.row(obs, task))
+                            .transpose()
+                    })
                     .collect::<Result<Vec<_>>>()
             })?;
             let refs: Vec<_> = rows.iter().flatten().collect();

@@ -269,9 +269,15 @@ impl DrivenEpisode for Runner<'_> {
     }
 
     fn advance(&mut self, out: Option<&HostOutput>, log_std: &[f32; ACTION_DIM]) -> Result<()> {
-        let out = out.ok_or_else(|| PolicyError::Data("a rollout step without the network".into()))?;
-        let (action, a, logp) =
-            choose_action(self.actions, &out.mean, log_std, self.cfg.sampling, &mut self.rng);
+        let out =
+            out.ok_or_else(|| PolicyError::Data("a rollout step without the network".into()))?;
+        let (action, a, logp) = choose_action(
+            self.actions,
+            &out.mean,
+            log_std,
+            self.cfg.sampling,
+            &mut self.rng,
+        );
         let step = self.stepper.steps_taken();
         if let Some(stop) = &self.cfg.early_stop {
             if step >= stop.min_steps && f64::from(out.value) < stop.threshold {

@@ -54,7 +54,10 @@ fn host_actions_match_libtorch_on_recorded_observations() {
         }
         eprintln!("{size}: worst relative difference {worst:.2e}, success {worst_value:.2e}");
         assert!(worst < 1e-3, "{size}: host and libtorch differ by {worst}");
-        assert!(worst_value < 1e-4, "{size}: success heads differ by {worst_value}");
+        assert!(
+            worst_value < 1e-4,
+            "{size}: success heads differ by {worst_value}"
+        );
     }
 }
 

@@ -147,7 +147,10 @@ impl Weights {
 
 fn first_log_std(all: &[f32]) -> Result<[f32; ACTION_DIM]> {
     let first = all.get(..ACTION_DIM).ok_or_else(|| {
-        PolicyError::config("log_std", format!("has {} entries, fewer than an action", all.len()))
+        PolicyError::config(
+            "log_std",
+            format!("has {} entries, fewer than an action", all.len()),
+        )
     })?;
     let mut out = [0.0; ACTION_DIM];
     for (o, v) in out.iter_mut().zip(first) {

@@ -138,7 +138,8 @@ impl DrivenEpisode for HandoffEpisode<'_> {
     }
 
     fn query(&self) -> Option<(&sim::Observation, &TaskSpec)> {
-        matches!(self.mode, Mode::Policy { .. }).then(|| (self.stepper.observation(), &self.run.view))
+        matches!(self.mode, Mode::Policy { .. })
+            .then(|| (self.stepper.observation(), &self.run.view))
     }
 
     fn advance(
@@ -150,7 +151,14 @@ impl DrivenEpisode for HandoffEpisode<'_> {
             (Mode::Plan(controller), _) => controller.act(self.stepper.observation()),
             (Mode::Policy { .. }, Some(out)) => {
                 let mut unused_rng = ChaCha8Rng::seed_from_u64(0);
-                choose_action(self.actions, &out.mean, log_std, Sampling::Greedy, &mut unused_rng).0
+                choose_action(
+                    self.actions,
+                    &out.mean,
+                    log_std,
+                    Sampling::Greedy,
+                    &mut unused_rng,
+                )
+                .0
             }
             _ => return Ok(()),
         };
