@@ -25,6 +25,9 @@ pub enum BridgeError {
     },
     #[error("bridge: zenoh: {0}")]
     Zenoh(String),
+    /// The simulation farm: no workers, a job no worker could run, results that differ.
+    #[error("bridge: farm: {0}")]
+    Farm(String),
     #[error("bridge: timed out: {0}")]
     Timeout(String),
     #[error(transparent)]

@@ -7,6 +7,7 @@
 pub mod bundle;
 pub mod controller;
 pub mod error;
+pub mod farm;
 pub mod keys;
 pub mod protocol;
 pub mod ros2;

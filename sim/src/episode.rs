@@ -227,6 +227,17 @@ impl EpisodeBatch {
                 .collect::<Result<Vec<_>>>()
         })?;
         let wall_s = start.elapsed().as_secs_f64();
+        Ok(EpisodeBatch::from_episodes(episodes, &config, wall_s, threads))
+    }
+
+    /// A batch of episodes run elsewhere (a farm's workers), in episode order, with the
+    /// figures `run` gives: `wall_s` and `threads` are what produced them.
+    pub fn from_episodes(
+        episodes: Vec<Episode>,
+        config: &SimConfig,
+        wall_s: f64,
+        threads: usize,
+    ) -> EpisodeBatch {
         let mut hasher = Sha256::new();
         for e in &episodes {
             e.hash_into(&mut hasher);
@@ -261,6 +272,6 @@ impl EpisodeBatch {
                 / n,
             trajectory_hash,
         };
-        Ok(EpisodeBatch { episodes, stats })
+        EpisodeBatch { episodes, stats }
     }
 }

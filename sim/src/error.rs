@@ -50,6 +50,9 @@ pub enum SimError {
     /// what is wrong.
     #[error("sim: lerobot export: {context}: {problem}")]
     Export { context: String, problem: String },
+    /// An episode job (`job`) that cannot be decoded or run here: what and why.
+    #[error("sim: episode job: {context}: {problem}")]
+    Job { context: String, problem: String },
     #[error("sim: {context}")]
     Json {
         context: String,

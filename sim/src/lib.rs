@@ -7,6 +7,7 @@
 //! Main types: [`TaskSpec`], [`SimConfig`], [`Scene`], [`EpisodeBatch`], [`Judge`], [`Camera`].
 
 pub mod anchor;
+pub mod baselines;
 pub mod camera;
 pub mod config;
 pub mod control;
@@ -14,6 +15,7 @@ pub mod convert;
 pub mod episode;
 pub mod error;
 pub mod hindsight;
+pub mod job;
 pub mod lerobot;
 pub mod library;
 pub mod refine;

@@ -50,6 +50,17 @@ pub use bench::{bench, StoreBench};
 pub use format::{decode_file, encode_file, CHECKSUM_LEN, FORMAT_VERSION, MAGIC};
 pub use writer::{file_name, EpisodeWriter};
 
+/// Episodes in the store's body codec (no header, no checksum): what a farm job's reply
+/// carries; every number exact.
+pub fn encode_episodes(episodes: &[Episode]) -> std::result::Result<Vec<u8>, StoreProblem> {
+    wire::encode_body(episodes)
+}
+
+/// Inverse of [`encode_episodes`].
+pub fn decode_episodes(bytes: &[u8]) -> std::result::Result<Vec<Episode>, StoreProblem> {
+    wire::decode_body(bytes)
+}
+
 /// Extension of episode files.
 pub const EXTENSION: &str = "cep";
 /// File names are `{FILE_PREFIX}{number:06}.{EXTENSION}`.

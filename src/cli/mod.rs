@@ -4,6 +4,7 @@ mod bench;
 mod bridge_cmd;
 mod evolve_cmd;
 mod export_cmd;
+mod farm_cmd;
 mod policy_cmd;
 mod refine_cmd;
 mod replay_cmd;
@@ -31,6 +32,11 @@ pub enum Command {
     Compare(evolve_cmd::CompareArgs),
     /// Run a batch of simulated episodes headless and report success and speed.
     Sim(sim_cmd::SimArgs),
+    /// The simulation farm on zenoh: workers, a router, its status.
+    Farm {
+        #[command(subcommand)]
+        command: farm_cmd::FarmCommand,
+    },
     /// Refine raw episodes into short, smooth, re-validated golden demonstrations.
     Refine(refine_cmd::RefineArgs),
     /// Replay a recorded (raw and/or refined) episode into a rerun .rrd file or viewer.
@@ -76,6 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Report(args) => evolve_cmd::report(&args),
         Command::Compare(args) => evolve_cmd::compare(&args),
         Command::Sim(args) => sim_cmd::run(&args),
+        Command::Farm { command } => farm_cmd::run(&command),
         Command::Refine(args) => refine_cmd::run(&args),
         Command::Replay(args) => replay_cmd::run(&args),
         Command::Export { command } => export_cmd::run(&command),

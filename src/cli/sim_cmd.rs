@@ -6,13 +6,15 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use rand::Rng;
+use std::time::{Duration, Instant};
+
+use bridge::farm::{FarmOptions, FarmStats};
 use serde::Serialize;
+use sim::job::{EpisodeJob, JobController};
 use sim::library::{sample_task, TaskRanges};
-use sim::{
-    Action, BatchConfig, Controller, EpisodeBatch, EpisodeInfo, Observation, ScriptedPickPlace,
-    SimConfig, SkillKind, TaskSpec,
-};
+use sim::{BatchConfig, Controller, EpisodeBatch, EpisodeInfo, SimConfig, SkillKind, TaskSpec};
+
+use super::farm_cmd;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ControllerKind {
@@ -66,6 +68,30 @@ pub struct SimArgs {
     /// Print the effective SimConfig as JSON (a starting point for `--config`) and exit.
     #[arg(long)]
     pub print_config: bool,
+    /// Run the episodes on a farm's workers through this router (e.g. tcp/10.0.0.1:7447)
+    /// instead of on this machine; the same episodes and trajectory hash.
+    #[arg(long)]
+    pub farm: Option<String>,
+    /// The farm's zenoh JSON5 configuration (TLS, authentication).
+    #[arg(long, requires = "farm")]
+    pub farm_config: Option<PathBuf>,
+    /// Episodes per farm job.
+    #[arg(long, default_value_t = 8, requires = "farm")]
+    pub farm_job_episodes: usize,
+    /// A farm job without a reply after this many seconds is dispatched again.
+    #[arg(long, default_value_t = 120.0, requires = "farm")]
+    pub farm_job_timeout_s: f64,
+}
+
+impl ControllerKind {
+    fn job_controller(self) -> JobController {
+        match self {
+            ControllerKind::Scripted => JobController::Scripted,
+            ControllerKind::ScriptedNoisy => JobController::ScriptedNoisy,
+            ControllerKind::Random => JobController::Random,
+            ControllerKind::Hold => JobController::Hold,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -79,32 +105,9 @@ struct SimReport<'a> {
     stats: &'a sim::BatchStats,
     success_time_mean_s: Option<f64>,
     invalid_reasons: Vec<String>,
-}
-
-struct RandomController {
-    rng: rand_chacha::ChaCha8Rng,
-}
-
-impl Controller for RandomController {
-    fn act(&mut self, _: &Observation) -> Action {
-        let mut u = || self.rng.gen_range(-1.0..=1.0);
-        Action::EeDelta {
-            dpos: [u(), u(), u()],
-            drot: [u(), u(), u()],
-            gripper: self.rng.gen_range(0.0..=1.0),
-        }
-    }
-}
-
-struct HoldController;
-
-impl Controller for HoldController {
-    fn act(&mut self, obs: &Observation) -> Action {
-        Action::JointDelta {
-            dq: vec![0.0; obs.q_rad.len()],
-            gripper: 1.0,
-        }
-    }
+    /// With `--farm`: jobs, dispatches, re-dispatches, bytes and jobs per worker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    farm: Option<FarmStats>,
 }
 
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
@@ -151,22 +154,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         Some(t) => t.clone(),
         None => sample_task(skill, &ranges, rng),
     };
-    let scale = config.action_scale.clone();
-    let kind = args.controller;
-    let factory = move |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
-        match kind {
-            ControllerKind::Scripted => Box::new(ScriptedPickPlace::new(info, scale.clone())),
-            ControllerKind::ScriptedNoisy => Box::new(ScriptedPickPlace::noisy(
-                info,
-                scale.clone(),
-                sim::scripted::ScriptNoise::default(),
-            )),
-            ControllerKind::Random => Box::new(RandomController {
-                rng: rand::SeedableRng::seed_from_u64(info.seed),
-            }),
-            ControllerKind::Hold => Box::new(HoldController),
-        }
-    };
+    let controller = args.controller.job_controller();
     let bar = ProgressBar::new(args.episodes as u64);
     bar.set_style(
         ProgressStyle::with_template(
@@ -181,14 +169,25 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         record_images: args.cameras && args.out.is_some(),
     };
     let config = Arc::new(config);
-    let batch = EpisodeBatch::run(
-        robot.clone(),
-        config.clone(),
-        &batch_cfg,
-        &tasks,
-        &factory,
-        &|| bar.inc(1),
-    )?;
+    let (batch, farm) = match &args.farm {
+        Some(endpoint) => {
+            let (batch, stats) = run_on_farm(args, endpoint, &robot, &config, controller, &tasks, &bar)?;
+            (batch, Some(stats))
+        }
+        None => {
+            let factory =
+                |info: &EpisodeInfo<'_>| -> Box<dyn Controller> { controller.make(info, &config) };
+            let batch = EpisodeBatch::run(
+                robot.clone(),
+                config.clone(),
+                &batch_cfg,
+                &tasks,
+                &factory,
+                &|| bar.inc(1),
+            )?;
+            (batch, None)
+        }
+    };
     bar.finish_and_clear();
     let producer = args
         .controller
@@ -221,6 +220,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             .filter_map(|e| e.outcome.invalid.clone())
             .take(5)
             .collect(),
+        farm,
     };
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -240,7 +240,67 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             "{} control steps ({} physics steps) in {:.2} s on {} threads: {:.0} env steps/s, {:.0} physics steps/s",
             s.control_steps, s.physics_steps, s.wall_s, s.threads, s.env_steps_per_sec, s.physics_steps_per_sec
         );
+        if let Some(f) = &report.farm {
+            println!(
+                "farm: {} jobs on {} workers, {} dispatched again, {:.1} KiB out, {:.1} KiB back",
+                f.jobs,
+                f.jobs_per_worker.len(),
+                f.redispatched,
+                f.request_bytes as f64 / 1024.0,
+                f.reply_bytes as f64 / 1024.0
+            );
+        }
         println!("trajectory hash {}", s.trajectory_hash);
     }
     Ok(())
+}
+
+/// The batch's episodes as farm jobs, run by the farm's workers.
+fn run_on_farm(
+    args: &SimArgs,
+    endpoint: &str,
+    robot: &Arc<robots::Manipulator>,
+    config: &Arc<SimConfig>,
+    controller: JobController,
+    tasks: &(dyn Fn(usize, &mut rand_chacha::ChaCha8Rng) -> TaskSpec + Sync),
+    bar: &ProgressBar,
+) -> anyhow::Result<(EpisodeBatch, FarmStats)> {
+    if args.farm_job_episodes == 0 {
+        anyhow::bail!("--farm-job-episodes must be at least 1");
+    }
+    if !(args.farm_job_timeout_s > 0.0 && args.farm_job_timeout_s.is_finite()) {
+        anyhow::bail!("--farm-job-timeout-s must be a positive number of seconds");
+    }
+    let per_job = args.farm_job_episodes;
+    let jobs: Vec<EpisodeJob> = (0..args.episodes)
+        .step_by(per_job)
+        .map(|start| EpisodeJob {
+            robot: args.robot.clone(),
+            robot_model_hash: robot.model.model_hash.clone(),
+            config: (**config).clone(),
+            controller,
+            record_images: args.cameras && args.out.is_some(),
+            episodes: EpisodeJob::episodes_of(
+                args.seed,
+                start..(start + per_job).min(args.episodes),
+                tasks,
+            ),
+        })
+        .collect();
+    let net = farm_cmd::FarmNet {
+        connect: vec![endpoint.to_owned()],
+        zenoh_config: args.farm_config.clone(),
+        mode: "client".to_owned(),
+    };
+    let options = FarmOptions {
+        job_timeout: Duration::from_secs_f64(args.farm_job_timeout_s),
+        ..FarmOptions::default()
+    };
+    let start = Instant::now();
+    let (episodes, stats) =
+        farm_cmd::run_jobs(&net, options, &jobs, &|n| bar.inc(n as u64))?;
+    let workers = stats.jobs_per_worker.len();
+    let batch =
+        EpisodeBatch::from_episodes(episodes, config, start.elapsed().as_secs_f64(), workers);
+    Ok((batch, stats))
 }
