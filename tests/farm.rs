@@ -1,19 +1,22 @@
 //! The simulation farm on loopback, through the real binary: a router (ours, or the Python
 //! eclipse-zenoh package's), worker processes, and `coevolve sim --farm`, whose trajectory hash
 //! must equal the local run's with 1, 3 and 7 workers, a worker killed (kill -9) or frozen
-//! (SIGSTOP) mid-batch, a worker joining mid-batch and the router restarted mid-batch.
+//! (SIGSTOP, its late result ignored) mid-batch, a worker joining mid-batch and the router restarted mid-batch.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use common::{coevolve, json};
 
-/// A lift batch long enough (a few seconds on two cores) for something to happen in it.
+/// A lift batch for the equality test (about a second on two cores).
 const EPISODES: &str = "40";
+/// A batch long enough (several seconds on one worker) for a failure to happen in it.
+const LONG: &str = "200";
 const SEED: &str = "5";
 
 struct Proc(Child);
@@ -68,7 +71,15 @@ fn worker(at: &str) -> Proc {
 fn wait_for_workers(at: &str, n: usize) {
     let start = Instant::now();
     loop {
-        let out = coevolve(&["farm", "status", "--connect", at, "--json", "--timeout-ms", "500"]);
+        let out = coevolve(&[
+            "farm",
+            "status",
+            "--connect",
+            at,
+            "--json",
+            "--timeout-ms",
+            "500",
+        ]);
         if out.status.success() {
             let members: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             let workers = members
@@ -81,33 +92,81 @@ fn wait_for_workers(at: &str, n: usize) {
                 return;
             }
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "{n} workers never joined");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{n} workers never joined"
+        );
         sleep(Duration::from_millis(300));
     }
 }
 
-fn sim_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+/// Waits until an orchestrator's status field `field` is positive.
+fn wait_for_orchestrator(at: &str, field: &str) {
+    let start = Instant::now();
+    loop {
+        let out = coevolve(&[
+            "farm",
+            "status",
+            "--connect",
+            at,
+            "--json",
+            "--timeout-ms",
+            "500",
+        ]);
+        if out.status.success() {
+            let members: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let seen = members
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["role"] == "orchestrator" && m[field].as_u64().unwrap_or(0) > 0);
+            if seen {
+                return;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no orchestrator with {field} > 0"
+        );
+        sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits until an orchestrator reports jobs in flight: the batch has been dispatched.
+fn wait_for_batch(at: &str) {
+    wait_for_orchestrator(at, "busy");
+}
+
+fn sim_args<'a>(episodes: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
-        "sim", "--task", "lift", "--episodes", EPISODES, "--seed", SEED, "--json",
+        "sim",
+        "--task",
+        "lift",
+        "--episodes",
+        episodes,
+        "--seed",
+        SEED,
+        "--json",
     ];
     args.extend_from_slice(extra);
     args
 }
 
-fn local_hash() -> String {
-    let out = json(&coevolve(&sim_args(&["--threads", "2"])));
+fn local_hash(episodes: &str) -> String {
+    let out = json(&coevolve(&sim_args(episodes, &["--threads", "2"])));
     out["trajectory_hash"].as_str().unwrap().to_owned()
 }
 
 fn farm_sim(at: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["--farm", at, "--farm-job-episodes", "2"];
     args.extend_from_slice(extra);
-    json(&coevolve(&sim_args(&args)))
+    json(&coevolve(&sim_args(EPISODES, &args)))
 }
 
-/// `coevolve sim --farm` started in the background (its output read by `finish`).
+/// `coevolve sim --farm` of the long batch started in the background (its output read by
+/// `finish`).
 fn farm_sim_background(at: &str, extra: &[&str]) -> Child {
-    let mut args = sim_args(&["--farm", at, "--farm-job-episodes", "2"]);
+    let mut args = sim_args(LONG, &["--farm", at, "--farm-job-episodes", "4"]);
     args.extend_from_slice(extra);
     Command::new(env!("CARGO_BIN_EXE_coevolve"))
         .args(&args)
@@ -127,7 +186,7 @@ fn workers_used(out: &serde_json::Value) -> usize {
 
 #[test]
 fn farm_results_equal_the_local_run_at_1_3_and_7_workers() {
-    let local = local_hash();
+    let local = local_hash(EPISODES);
     let at = endpoint();
     let _router = router(&at);
     let mut workers = Vec::new();
@@ -144,40 +203,58 @@ fn farm_results_equal_the_local_run_at_1_3_and_7_workers() {
 }
 
 #[test]
-fn a_killed_or_frozen_worker_s_jobs_are_dispatched_again_with_the_same_results() {
-    let local = local_hash();
+fn a_killed_worker_s_jobs_are_dispatched_again_with_the_same_results() {
+    let local = local_hash(LONG);
     let at = endpoint();
     let _router = router(&at);
     let doomed = worker(&at);
     let _steady = worker(&at);
     wait_for_workers(&at, 2);
+    // Stopped first, so that the job it is given is still running when it is killed.
+    doomed.signal("-STOP");
     let run = farm_sim_background(&at, &[]);
-    sleep(Duration::from_millis(1500));
+    wait_for_batch(&at);
     doomed.signal("-KILL");
     let out = finish(run);
     assert_eq!(out["trajectory_hash"], local.as_str(), "{out}");
     assert!(out["farm"]["redispatched"].as_u64().unwrap() >= 1, "{out}");
+    assert_eq!(workers_used(&out), 1, "{out}");
+}
 
+#[test]
+fn a_frozen_worker_s_jobs_are_dispatched_again_and_its_late_results_ignored() {
+    let local = local_hash(LONG);
+    let at = endpoint();
+    let _router = router(&at);
     let frozen = worker(&at);
+    let _steady = worker(&at);
     wait_for_workers(&at, 2);
-    let run = farm_sim_background(&at, &["--farm-job-timeout-s", "3"]);
-    sleep(Duration::from_millis(1500));
     frozen.signal("-STOP");
-    let out = finish(run);
+    let run = farm_sim_background(&at, &["--farm-job-timeout-s", "2"]);
+    // Woken once its job has timed out and been dispatched again, while the steady worker
+    // still has most of the batch to run.
+    wait_for_orchestrator(&at, "redispatched");
     frozen.signal("-CONT");
+    let out = finish(run);
     assert_eq!(out["trajectory_hash"], local.as_str(), "{out}");
     assert!(out["farm"]["redispatched"].as_u64().unwrap() >= 1, "{out}");
+    let farm = &out["farm"];
+    let late = farm["late_ignored"].as_u64().unwrap() + farm["duplicates"].as_u64().unwrap();
+    assert!(
+        late >= 1,
+        "the woken worker's result never came back: {out}"
+    );
 }
 
 #[test]
 fn a_worker_joining_mid_batch_gets_jobs() {
-    let local = local_hash();
+    let local = local_hash(LONG);
     let at = endpoint();
     let _router = router(&at);
     let _first = worker(&at);
     wait_for_workers(&at, 1);
     let run = farm_sim_background(&at, &[]);
-    sleep(Duration::from_millis(1000));
+    wait_for_batch(&at);
     let _second = worker(&at);
     let out = finish(run);
     assert_eq!(out["trajectory_hash"], local.as_str(), "{out}");
@@ -186,13 +263,13 @@ fn a_worker_joining_mid_batch_gets_jobs() {
 
 #[test]
 fn a_router_restarted_mid_batch_changes_nothing() {
-    let local = local_hash();
+    let local = local_hash(LONG);
     let at = endpoint();
     let router_1 = router(&at);
     let _workers = [worker(&at), worker(&at)];
     wait_for_workers(&at, 2);
     let run = farm_sim_background(&at, &["--farm-job-timeout-s", "5"]);
-    sleep(Duration::from_millis(1500));
+    wait_for_batch(&at);
     drop(router_1);
     sleep(Duration::from_millis(500));
     let _router_2 = router(&at);
@@ -204,7 +281,7 @@ fn a_router_restarted_mid_batch_changes_nothing() {
 fn a_router_that_is_not_ours_serves_the_farm() {
     let python = std::env::var("COEVOLVE_PYTHON")
         .expect("COEVOLVE_PYTHON: run under scripts/test.sh (the project venv's python)");
-    let local = local_hash();
+    let local = local_hash(EPISODES);
     let at = endpoint();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/zenoh_router.py");
     let _router = Proc(
@@ -219,4 +296,44 @@ fn a_router_that_is_not_ours_serves_the_farm() {
     let out = farm_sim(&at, &[]);
     assert_eq!(out["trajectory_hash"], local.as_str(), "{out}");
     assert_eq!(workers_used(&out), 2, "{out}");
+}
+
+#[test]
+fn workers_of_another_build_or_protocol_are_refused_with_a_clear_message() {
+    let python = std::env::var("COEVOLVE_PYTHON")
+        .expect("COEVOLVE_PYTHON: run under scripts/test.sh (the project venv's python)");
+    let at = endpoint();
+    let _router = router(&at);
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python/farm_fake_worker.py"
+    );
+    wait_for_workers(&at, 0);
+    let fake = |protocol: &str, build: &str| {
+        let mut child = Command::new(&python)
+            .args([script, &at, protocol, build])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready");
+        Proc(child)
+    };
+    let _old_build = fake("1", "00000000deadbeef");
+    let _new_protocol = fake("99", "00000000deadbeef");
+    let mut args = sim_args(EPISODES, &["--farm", &at, "--farm-wait-s", "3"]);
+    args.retain(|a| *a != "--json");
+    let out = coevolve(&args);
+    assert!(!out.status.success(), "the batch ran on refused workers");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no usable worker"), "{stderr}");
+    assert!(stderr.contains("as build 00000000deadbeef"), "{stderr}");
+    assert!(stderr.contains("farm protocol 99"), "{stderr}");
+    assert!(
+        stderr.contains("run the same coevolve binary everywhere"),
+        "{stderr}"
+    );
 }

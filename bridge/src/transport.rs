@@ -76,6 +76,15 @@ impl ZenohArgs {
             .wait()
             .map_err(BridgeError::zenoh)
     }
+
+    /// Opens the session, retrying the `--connect` endpoints for up to `timeout` (`None`: until
+    /// they answer) instead of failing at once when the router is not up yet.
+    pub fn open_waiting(&self, timeout: Option<std::time::Duration>) -> Result<Session> {
+        let mut config = self.config()?;
+        let ms = timeout.map_or(-1, |t| i64::try_from(t.as_millis()).unwrap_or(i64::MAX));
+        set(&mut config, "connect/timeout_ms", &ms.to_string())?;
+        zenoh::open(config).wait().map_err(BridgeError::zenoh)
+    }
 }
 
 fn set(config: &mut Config, key: &str, value: &str) -> Result<()> {

@@ -48,6 +48,53 @@ impl FarmNet {
     }
 }
 
+/// How a batch-running command uses a farm (`--farm` and its settings).
+#[derive(Debug, Args, Clone)]
+pub struct FarmFlags {
+    /// Run the episodes on a farm's workers through this router (e.g. tcp/10.0.0.1:7447)
+    /// instead of on this machine; the same episodes, the same results.
+    #[arg(long)]
+    pub farm: Option<String>,
+    /// The farm's zenoh JSON5 configuration (TLS, authentication).
+    #[arg(long, requires = "farm")]
+    pub farm_config: Option<PathBuf>,
+    /// Episodes per farm job.
+    #[arg(long, default_value_t = 8, requires = "farm")]
+    pub farm_job_episodes: usize,
+    /// A farm job without a reply after this many seconds is dispatched again.
+    #[arg(long, default_value_t = 120.0, requires = "farm")]
+    pub farm_job_timeout_s: f64,
+    /// Give up when no usable worker (nor the router) has been there for this many seconds.
+    #[arg(long, default_value_t = 60.0, requires = "farm")]
+    pub farm_wait_s: f64,
+}
+
+impl FarmFlags {
+    /// The farm's network settings and options, the flags checked.
+    pub fn settings(&self, endpoint: &str) -> anyhow::Result<(FarmNet, FarmOptions)> {
+        if self.farm_job_episodes == 0 {
+            anyhow::bail!("--farm-job-episodes must be at least 1");
+        }
+        let seconds = |flag: &str, s: f64| -> anyhow::Result<Duration> {
+            if s > 0.0 && s.is_finite() && s < 1e9 {
+                Ok(Duration::from_secs_f64(s))
+            } else {
+                anyhow::bail!("{flag} must be a positive number of seconds, not {s}")
+            }
+        };
+        let net = FarmNet {
+            connect: vec![endpoint.to_owned()],
+            zenoh_config: self.farm_config.clone(),
+            mode: "client".to_owned(),
+        };
+        let options = FarmOptions {
+            job_timeout: seconds("--farm-job-timeout-s", self.farm_job_timeout_s)?,
+            wait_for_workers: seconds("--farm-wait-s", self.farm_wait_s)?,
+        };
+        Ok((net, options))
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
     #[command(flatten)]
@@ -91,7 +138,12 @@ fn worker(args: &WorkerArgs) -> anyhow::Result<()> {
     let slots = args
         .slots
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let session = args.net.zenoh().open().context("joining the farm")?;
+    eprintln!("farm worker: joining {}", args.net.connect.join(", "));
+    let session = args
+        .net
+        .zenoh()
+        .open_waiting(None)
+        .context("joining the farm")?;
     let worker = Worker::new(session, slots, Arc::new(sim_jobs::SimJobRunner::default()))?;
     eprintln!(
         "farm worker {}: {slots} slots, build {}, connected to {}",
@@ -124,8 +176,7 @@ fn router(args: &RouterArgs) -> anyhow::Result<()> {
 
 fn status(args: &StatusArgs) -> anyhow::Result<()> {
     let session = args.net.zenoh().open().context("joining the farm")?;
-    let members =
-        bridge::farm::status::collect(&session, Duration::from_millis(args.timeout_ms))?;
+    let members = bridge::farm::status::collect(&session, Duration::from_millis(args.timeout_ms))?;
     if args.json {
         println!("{}", serde_json::to_string(&members)?);
         return Ok(());

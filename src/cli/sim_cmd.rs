@@ -6,9 +6,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use bridge::farm::{FarmOptions, FarmStats};
+use bridge::farm::FarmStats;
 use serde::Serialize;
 use sim::job::{EpisodeJob, JobController};
 use sim::library::{sample_task, TaskRanges};
@@ -68,19 +68,8 @@ pub struct SimArgs {
     /// Print the effective SimConfig as JSON (a starting point for `--config`) and exit.
     #[arg(long)]
     pub print_config: bool,
-    /// Run the episodes on a farm's workers through this router (e.g. tcp/10.0.0.1:7447)
-    /// instead of on this machine; the same episodes and trajectory hash.
-    #[arg(long)]
-    pub farm: Option<String>,
-    /// The farm's zenoh JSON5 configuration (TLS, authentication).
-    #[arg(long, requires = "farm")]
-    pub farm_config: Option<PathBuf>,
-    /// Episodes per farm job.
-    #[arg(long, default_value_t = 8, requires = "farm")]
-    pub farm_job_episodes: usize,
-    /// A farm job without a reply after this many seconds is dispatched again.
-    #[arg(long, default_value_t = 120.0, requires = "farm")]
-    pub farm_job_timeout_s: f64,
+    #[command(flatten)]
+    pub farm: farm_cmd::FarmFlags,
 }
 
 impl ControllerKind {
@@ -169,9 +158,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         record_images: args.cameras && args.out.is_some(),
     };
     let config = Arc::new(config);
-    let (batch, farm) = match &args.farm {
+    let (batch, farm) = match &args.farm.farm {
         Some(endpoint) => {
-            let (batch, stats) = run_on_farm(args, endpoint, &robot, &config, controller, &tasks, &bar)?;
+            let (batch, stats) =
+                run_on_farm(args, endpoint, &robot, &config, controller, &tasks, &bar)?;
             (batch, Some(stats))
         }
         None => {
@@ -265,13 +255,8 @@ fn run_on_farm(
     tasks: &(dyn Fn(usize, &mut rand_chacha::ChaCha8Rng) -> TaskSpec + Sync),
     bar: &ProgressBar,
 ) -> anyhow::Result<(EpisodeBatch, FarmStats)> {
-    if args.farm_job_episodes == 0 {
-        anyhow::bail!("--farm-job-episodes must be at least 1");
-    }
-    if !(args.farm_job_timeout_s > 0.0 && args.farm_job_timeout_s.is_finite()) {
-        anyhow::bail!("--farm-job-timeout-s must be a positive number of seconds");
-    }
-    let per_job = args.farm_job_episodes;
+    let (net, options) = args.farm.settings(endpoint)?;
+    let per_job = args.farm.farm_job_episodes;
     let jobs: Vec<EpisodeJob> = (0..args.episodes)
         .step_by(per_job)
         .map(|start| EpisodeJob {
@@ -287,18 +272,8 @@ fn run_on_farm(
             ),
         })
         .collect();
-    let net = farm_cmd::FarmNet {
-        connect: vec![endpoint.to_owned()],
-        zenoh_config: args.farm_config.clone(),
-        mode: "client".to_owned(),
-    };
-    let options = FarmOptions {
-        job_timeout: Duration::from_secs_f64(args.farm_job_timeout_s),
-        ..FarmOptions::default()
-    };
     let start = Instant::now();
-    let (episodes, stats) =
-        farm_cmd::run_jobs(&net, options, &jobs, &|n| bar.inc(n as u64))?;
+    let (episodes, stats) = farm_cmd::run_jobs(&net, options, &jobs, &|n| bar.inc(n as u64))?;
     let workers = stats.jobs_per_worker.len();
     let batch =
         EpisodeBatch::from_episodes(episodes, config, start.elapsed().as_secs_f64(), workers);

@@ -82,10 +82,10 @@ impl std::fmt::Debug for Farm {
 }
 
 impl Farm {
-    /// Joins the farm through `args` (a client of its router unless the config says otherwise)
-    /// and starts following its workers.
+    /// Joins the farm through `args` (a client of its router unless the config says otherwise;
+    /// the router is waited for as long as workers are) and starts following its workers.
     pub fn connect(args: &ZenohArgs, options: FarmOptions) -> Result<Farm> {
-        let session = args.open()?;
+        let session = args.open_waiting(Some(options.wait_for_workers))?;
         let build = wire::build_id()?.to_owned();
         let (events_tx, events) = channel();
         let tx = events_tx.clone();
@@ -171,7 +171,11 @@ impl Farm {
                 };
                 let bytes = wire::encode(&request)?;
                 schedule.stats.request_bytes += bytes.len();
-                let ticket = dispatch::Ticket { job, attempt, worker };
+                let ticket = dispatch::Ticket {
+                    job,
+                    attempt,
+                    worker,
+                };
                 dispatch::send(&self.session, ticket, bytes, &self.options, &self.events_tx)?;
             }
             self.publish(&schedule, start);

@@ -37,7 +37,9 @@ pub struct Worker {
 
 impl std::fmt::Debug for Worker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Worker").field("slots", &self.slots).finish()
+        f.debug_struct("Worker")
+            .field("slots", &self.slots)
+            .finish()
     }
 }
 
@@ -175,8 +177,12 @@ fn slot_loop(
                     episodes,
                     payload,
                 };
-                wire::encode(&reply)
-                    .and_then(|b| query.reply(query.key_expr().clone(), b).wait().map_err(BridgeError::zenoh))
+                wire::encode(&reply).and_then(|b| {
+                    query
+                        .reply(query.key_expr().clone(), b)
+                        .wait()
+                        .map_err(BridgeError::zenoh)
+                })
             }
             Err(why) => query
                 .reply_err(why.into_bytes())

@@ -59,7 +59,9 @@ impl Schedule {
     }
 
     pub fn has_workers(&self) -> bool {
-        self.workers.keys().any(|id| !self.excluded.contains_key(id))
+        self.workers
+            .keys()
+            .any(|id| !self.excluded.contains_key(id))
     }
 
     /// The lowest pending job and the usable worker with the most free slots (ties: lowest
@@ -71,7 +73,9 @@ impl Schedule {
             if self.excluded.contains_key(id) {
                 continue;
             }
-            let free = token.slots.saturating_sub(self.busy.get(id).copied().unwrap_or(0));
+            let free = token
+                .slots
+                .saturating_sub(self.busy.get(id).copied().unwrap_or(0));
             if free > 0 && best.is_none_or(|(_, f)| free > f) {
                 best = Some((id, free));
             }
@@ -105,7 +109,10 @@ impl Schedule {
                 Ok(None)
             }
             Event::Done { ticket, result } => {
-                let live = self.in_flight.remove(&(ticket.job, ticket.attempt)).is_some();
+                let live = self
+                    .in_flight
+                    .remove(&(ticket.job, ticket.attempt))
+                    .is_some();
                 if live {
                     if let Some(b) = self.busy.get_mut(&ticket.worker) {
                         *b = b.saturating_sub(1);
@@ -136,7 +143,11 @@ impl Schedule {
     ) -> Result<Option<usize>> {
         if wire::digest(&reply.payload) != reply.digest || reply.job != job as u64 {
             if live {
-                self.failed(job, worker, Failure::Worker("a reply that does not match its digest or job".into()));
+                self.failed(
+                    job,
+                    worker,
+                    Failure::Worker("a reply that does not match its digest or job".into()),
+                );
             }
             return Ok(None);
         }
@@ -157,7 +168,11 @@ impl Schedule {
         self.results[job] = Some((reply.digest, reply.payload));
         self.done += 1;
         self.episodes += reply.episodes;
-        *self.stats.jobs_per_worker.entry(worker.to_owned()).or_default() += 1;
+        *self
+            .stats
+            .jobs_per_worker
+            .entry(worker.to_owned())
+            .or_default() += 1;
         Ok(Some(job))
     }
 
@@ -192,7 +207,11 @@ impl Schedule {
                 wire::PROTOCOL_VERSION,
                 self.build
             );
-            if self.excluded.insert(token.id.clone(), why.clone()).is_none() {
+            if self
+                .excluded
+                .insert(token.id.clone(), why.clone())
+                .is_none()
+            {
                 eprintln!("farm: refusing worker {}: {why}", token.id);
             }
         }
@@ -215,7 +234,10 @@ impl Schedule {
             }
         }
         if !lost.is_empty() {
-            eprintln!("farm: worker {id} left with {} jobs in flight; dispatching them again", lost.len());
+            eprintln!(
+                "farm: worker {id} left with {} jobs in flight; dispatching them again",
+                lost.len()
+            );
         }
     }
 
@@ -233,7 +255,10 @@ impl Schedule {
 
     /// Fills an orchestrator's status from this batch.
     pub fn describe(&self, s: &mut MemberStatus, elapsed_s: f64) {
-        let usable = self.workers.iter().filter(|(id, _)| !self.excluded.contains_key(*id));
+        let usable = self
+            .workers
+            .iter()
+            .filter(|(id, _)| !self.excluded.contains_key(*id));
         s.workers = usable.clone().count();
         s.slots = usable.map(|(_, t)| t.slots).sum();
         s.busy = self.in_flight.len();
@@ -307,12 +332,23 @@ mod tests {
             s.dispatched(job, &w);
             sent.push((job, w));
         }
-        assert_eq!(sent, vec![(0, "a".into()), (1, "a".into()), (2, "b".into())]);
+        assert_eq!(
+            sent,
+            vec![(0, "a".into()), (1, "a".into()), (2, "b".into())]
+        );
         s.handle(Event::WorkerGone("a".into())).unwrap();
         assert_eq!(s.next_dispatch(), None, "b's one slot is taken");
         assert_eq!(s.handle(reply_from("b", 2, b"two")).unwrap(), Some(2));
-        assert_eq!(s.next_dispatch(), Some((0, "b".into())), "a's jobs are pending again");
-        assert_eq!(s.handle(reply(0, b"late")).unwrap(), None, "a's late result is ignored");
+        assert_eq!(
+            s.next_dispatch(),
+            Some((0, "b".into())),
+            "a's jobs are pending again"
+        );
+        assert_eq!(
+            s.handle(reply(0, b"late")).unwrap(),
+            None,
+            "a's late result is ignored"
+        );
         assert_eq!(s.stats.late_ignored, 1);
     }
 
@@ -338,7 +374,9 @@ mod tests {
         let s = Schedule::new(1, workers(&[token("a", 4, "other")]), "x");
         assert!(!s.has_workers());
         assert_eq!(s.next_dispatch(), None);
-        assert!(s.no_workers_message(Duration::from_secs(1)).contains("build other"));
+        assert!(s
+            .no_workers_message(Duration::from_secs(1))
+            .contains("build other"));
     }
 
     #[test]
@@ -347,7 +385,11 @@ mod tests {
         let (job, w) = s.next_dispatch().unwrap();
         let attempt = s.dispatched(job, &w);
         s.handle(Event::Done {
-            ticket: Ticket { job, attempt, worker: w.clone() },
+            ticket: Ticket {
+                job,
+                attempt,
+                worker: w.clone(),
+            },
             result: Err(Failure::Timeout),
         })
         .unwrap();
