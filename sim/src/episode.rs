@@ -227,7 +227,9 @@ impl EpisodeBatch {
                 .collect::<Result<Vec<_>>>()
         })?;
         let wall_s = start.elapsed().as_secs_f64();
-        Ok(EpisodeBatch::from_episodes(episodes, &config, wall_s, threads))
+        Ok(EpisodeBatch::from_episodes(
+            episodes, &config, wall_s, threads,
+        ))
     }
 
     /// A batch of episodes run elsewhere (a farm's workers), in episode order, with the
