@@ -12,6 +12,7 @@ pub mod config;
 pub mod dataset;
 pub mod device;
 pub mod error;
+pub mod executor;
 pub mod features;
 pub mod grpo;
 pub mod host;

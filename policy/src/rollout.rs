@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ObsMode;
 use crate::error::{PolicyError, Result};
+use crate::executor::{rollout_on, RolloutExecutor};
 use crate::features::{self, ACTION_DIM};
 use crate::host::HostOutput;
 use crate::lockstep::{DrivenEpisode, Driver};
@@ -153,7 +154,7 @@ impl EarlyStopReport {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RolloutConfig {
     pub sampling: Sampling,
     /// Worker threads (physics, and host inference for a state policy).
@@ -215,11 +216,12 @@ pub fn choose_action(
 
 /// What rollouts of `policy` start from: the robot checked against the policy's, a rayon pool
 /// of `threads`, and one `EpisodeStepper` per (task, seed) under the policy's simulator
-/// settings.
+/// settings, the first with episode index `first_index`.
 pub fn start_episodes(
     policy: &Policy,
     robot: &Arc<Manipulator>,
     episodes: &[(&TaskSpec, u64)],
+    first_index: usize,
     threads: usize,
 ) -> Result<(rayon::ThreadPool, Vec<EpisodeStepper>)> {
     if robot.model.model_hash != policy.meta.robot_model_hash {
@@ -240,7 +242,9 @@ pub fn start_episodes(
         episodes
             .par_iter()
             .enumerate()
-            .map(|(i, (task, seed))| EpisodeStepper::new(robot, task, &sim, i, *seed, false))
+            .map(|(i, (task, seed))| {
+                EpisodeStepper::new(robot, task, &sim, first_index + i, *seed, false)
+            })
             .collect::<sim::Result<Vec<_>>>()
     })?;
     Ok((pool, steppers))
@@ -314,13 +318,26 @@ pub fn rollout(
     seeds: &[u64],
     cfg: &RolloutConfig,
 ) -> Result<Vec<PolicyRollout>> {
+    rollout_from(policy, robot, tasks, seeds, 0, cfg)
+}
+
+/// Rollouts `first_index..` of a larger set (episode indices and early-stopping audits count
+/// from `first_index`): any split of a set into such parts gives the set's rollouts.
+pub fn rollout_from(
+    policy: &Policy,
+    robot: &Arc<Manipulator>,
+    tasks: &[TaskSpec],
+    seeds: &[u64],
+    first_index: usize,
+    cfg: &RolloutConfig,
+) -> Result<Vec<PolicyRollout>> {
     if tasks.len() != seeds.len() {
         return Err(PolicyError::Data(
             "rollout: one seed per task needed".into(),
         ));
     }
     let episodes: Vec<(&TaskSpec, u64)> = tasks.iter().zip(seeds.iter().copied()).collect();
-    let (pool, steppers) = start_episodes(policy, robot, &episodes, cfg.threads)?;
+    let (pool, steppers) = start_episodes(policy, robot, &episodes, first_index, cfg.threads)?;
     let mut runners: Vec<Runner> = steppers
         .into_iter()
         .zip(seeds)
@@ -334,7 +351,10 @@ pub fn rollout(
             transitions: Vec::new(),
             low_value_steps: 0,
             cut_at: None,
-            audited: cfg.early_stop.as_ref().is_some_and(|e| e.audits(i)),
+            audited: cfg
+                .early_stop
+                .as_ref()
+                .is_some_and(|e| e.audits(first_index + i)),
         })
         .collect();
     Driver::new(policy)?.run(&pool, &mut runners)?;
@@ -359,6 +379,9 @@ pub struct EvalReport {
     pub mean_return: f64,
     pub mean_steps: f64,
     pub seed: u64,
+    /// SHA-256 of every recorded number of the episodes (equal wherever they ran).
+    #[serde(default)]
+    pub trajectory_hash: String,
     pub wall_s: f64,
 }
 
@@ -372,7 +395,7 @@ pub fn evaluate(
     seed: u64,
     threads: usize,
 ) -> Result<EvalReport> {
-    evaluate_episodes(policy, robot, skill, episodes, seed, threads).map(|(report, _)| report)
+    evaluate_episodes(policy, robot, skill, episodes, seed, threads, None).map(|(report, _)| report)
 }
 
 /// `evaluate`, with the evaluation's episodes (to store and replay them).
@@ -383,6 +406,7 @@ pub fn evaluate_episodes(
     episodes: usize,
     seed: u64,
     threads: usize,
+    executor: Option<&dyn RolloutExecutor>,
 ) -> Result<(EvalReport, Vec<Episode>)> {
     let start = std::time::Instant::now();
     let (tasks, seeds) = task_variants(skill, episodes, seed, robot);
@@ -392,7 +416,7 @@ pub fn evaluate_episodes(
         keep_transitions: false,
         early_stop: None,
     };
-    let runs = rollout(policy, robot, &tasks, &seeds, &cfg)?;
+    let runs = rollout_on(executor, policy, robot, &tasks, &seeds, &cfg)?;
     let successes = runs.iter().filter(|r| r.episode.outcome.success).count();
     let n = runs.len().max(1) as f64;
     let report = EvalReport {
@@ -411,6 +435,7 @@ pub fn evaluate_episodes(
             .sum::<f64>()
             / n,
         seed,
+        trajectory_hash: sim::episode::trajectory_hash(runs.iter().map(|r| &r.episode)),
         wall_s: start.elapsed().as_secs_f64(),
     };
     Ok((report, runs.into_iter().map(|r| r.episode).collect()))

@@ -94,6 +94,15 @@ pub struct Episode {
     pub outcome: Outcome,
 }
 
+/// SHA-256 of every recorded number of `episodes`, in order (a batch's trajectory hash).
+pub fn trajectory_hash<'a>(episodes: impl IntoIterator<Item = &'a Episode>) -> String {
+    let mut hasher = Sha256::new();
+    for e in episodes {
+        e.hash_into(&mut hasher);
+    }
+    format!("{:x}", hasher.finalize())
+}
+
 impl Episode {
     /// Feeds every recorded number (as bits) into `hasher`.
     pub fn hash_into(&self, hasher: &mut Sha256) {
@@ -240,11 +249,7 @@ impl EpisodeBatch {
         wall_s: f64,
         threads: usize,
     ) -> EpisodeBatch {
-        let mut hasher = Sha256::new();
-        for e in &episodes {
-            e.hash_into(&mut hasher);
-        }
-        let trajectory_hash = format!("{:x}", hasher.finalize());
+        let trajectory_hash = trajectory_hash(&episodes);
         let control_steps: usize = episodes.iter().map(|e| e.outcome.control_steps).sum();
         let physics_steps = control_steps * config.substeps();
         let successes = episodes.iter().filter(|e| e.outcome.success).count();

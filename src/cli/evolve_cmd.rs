@@ -4,10 +4,16 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use std::sync::Arc;
+
 use anyhow::Context as _;
+use bridge::farm::policy_jobs::FarmRollouts;
 use clap::Args;
+use policy::executor::RolloutExecutor;
 use skills::evolve::live::{LiveTarget, LiveView};
 use skills::evolve::{self, Curriculum, Event, EvolveConfig};
+
+use super::farm_cmd;
 
 #[derive(Debug, Args)]
 pub struct EvolveArgs {
@@ -37,6 +43,9 @@ pub struct EvolveArgs {
     pub targets: Option<String>,
     #[arg(long, default_value = "auto")]
     pub device: String,
+    /// Policy rollouts (exploration, evaluation, synthesis) on a farm's workers.
+    #[command(flatten)]
+    pub farm: farm_cmd::FarmFlags,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Run once per seed (`0,1,2`, `0-4`) into `<out>/seed-<S>`, then summarise the seeds in
@@ -184,8 +193,9 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&cfg)?);
         return Ok(());
     }
+    let farm = farm_cmd::rollouts(&args.farm, &cfg.robot)?;
     let Some(seeds) = &args.seeds else {
-        return evolve_one(cfg, &args.out, args.resume, live.as_ref());
+        return evolve_one(cfg, &args.out, args.resume, live.as_ref(), farm.as_ref());
     };
     let seeds = parse_seeds(seeds)?;
     let mut runs = Vec::new();
@@ -200,6 +210,7 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
             &out,
             args.resume,
             None,
+            farm.as_ref(),
         )?;
         runs.push(out);
     }
@@ -224,8 +235,10 @@ fn evolve_one(
     out: &std::path::Path,
     resume: bool,
     live: Option<&LiveTarget>,
+    farm: Option<&Arc<FarmRollouts>>,
 ) -> anyhow::Result<()> {
-    let ctx = evolve::prepare(out, cfg, resume)?;
+    let mut ctx = evolve::prepare(out, cfg, resume)?;
+    ctx.executor = farm.map(|f| f.clone() as Arc<dyn RolloutExecutor>);
     let live = live.map(LiveView::open).transpose()?;
     let mut live_error = None;
     let start = Instant::now();
@@ -269,6 +282,9 @@ fn evolve_one(
                 r.mastered.join(", "),
                 r.episodes_simulated
             );
+            if let Some(farm) = farm {
+                eprintln!("[{:>6.1}s] {}", elapsed(), farm_cmd::summary(farm));
+            }
             println!("{}", serde_json::to_string(r).unwrap_or_default());
             // The loop goes on if the viewer goes away; the first problem is reported.
             if let Some(Err(e)) = live.as_ref().map(|v| v.log_generation(&ctx, r)) {

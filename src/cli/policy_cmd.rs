@@ -210,6 +210,9 @@ pub struct EvalArgs {
     /// Also write the evaluation's episodes to this store directory (`coevolve replay` them).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// The rollouts on a farm's workers (a state policy's; the same results).
+    #[command(flatten)]
+    pub farm: super::farm_cmd::FarmFlags,
 }
 
 fn robot_for(
@@ -229,8 +232,22 @@ pub fn eval(args: &EvalArgs) -> anyhow::Result<()> {
     let skill = SkillKind::parse(&args.task)?;
     let policy = checkpoint::load(&args.policy, device)?;
     let robot = robot_for(&policy, args.robot.as_deref())?;
-    let (report, episodes) =
-        evaluate_episodes(&policy, &robot, skill, args.episodes, args.seed, threads)?;
+    let farm = super::farm_cmd::rollouts(&args.farm, robot.model.load_name())?;
+    let executor = farm
+        .as_deref()
+        .map(|f| f as &dyn policy::executor::RolloutExecutor);
+    let (report, episodes) = evaluate_episodes(
+        &policy,
+        &robot,
+        skill,
+        args.episodes,
+        args.seed,
+        threads,
+        executor,
+    )?;
+    if let Some(farm) = &farm {
+        eprintln!("{}", super::farm_cmd::summary(farm));
+    }
     if let Some(dir) = &args.out {
         let config = policy::rollout::sim_config_for(&policy);
         let mut writer = sim::store::EpisodeWriter::new(dir, "policy".to_owned(), &config)?

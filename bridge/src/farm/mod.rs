@@ -16,10 +16,11 @@
 //! dropped if it agrees and is an error (nondeterminism) if it does not.
 
 pub mod orchestrator;
+pub mod policy_jobs;
 pub mod sim_jobs;
 pub mod status;
 pub mod wire;
 pub mod worker;
 
 pub use orchestrator::{Farm, FarmOptions, FarmStats};
-pub use worker::{JobRunner, Worker};
+pub use worker::{BlobSource, JobRunner, Worker};

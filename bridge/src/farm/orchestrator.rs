@@ -17,6 +17,7 @@ use super::wire::{self, WorkerToken};
 use crate::error::{BridgeError, Result};
 use crate::transport::ZenohArgs;
 
+mod blobs;
 mod dispatch;
 mod schedule;
 
@@ -45,6 +46,8 @@ impl Default for FarmOptions {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FarmStats {
     pub jobs: usize,
+    /// Episodes (rollouts) the jobs ran.
+    pub episodes: u64,
     /// Workers that completed at least one job, and how many each.
     pub jobs_per_worker: BTreeMap<String, usize>,
     pub dispatches: usize,
@@ -59,6 +62,24 @@ pub struct FarmStats {
     pub wall_s: f64,
 }
 
+impl FarmStats {
+    /// Adds another batch's figures to these.
+    pub fn add(&mut self, other: &FarmStats) {
+        self.jobs += other.jobs;
+        self.episodes += other.episodes;
+        for (worker, jobs) in &other.jobs_per_worker {
+            *self.jobs_per_worker.entry(worker.clone()).or_default() += jobs;
+        }
+        self.dispatches += other.dispatches;
+        self.redispatched += other.redispatched;
+        self.duplicates += other.duplicates;
+        self.late_ignored += other.late_ignored;
+        self.request_bytes += other.request_bytes;
+        self.reply_bytes += other.reply_bytes;
+        self.wall_s += other.wall_s;
+    }
+}
+
 /// A connection to the farm, able to run batches of jobs on its workers.
 pub struct Farm {
     session: Session,
@@ -69,6 +90,7 @@ pub struct Farm {
     status: Arc<Mutex<MemberStatus>>,
     /// Workers known from earlier batches (liveliness events are consumed by the batch loop).
     known: Mutex<schedule::Workers>,
+    blobs: blobs::Blobs,
     _workers: Subscriber<()>,
     _status: Queryable<()>,
 }
@@ -123,6 +145,7 @@ impl Farm {
             })
             .wait()
             .map_err(BridgeError::zenoh)?;
+        let blobs = blobs::Blobs::declare(&session)?;
         Ok(Farm {
             session,
             build,
@@ -131,9 +154,15 @@ impl Farm {
             events: Mutex::new(events),
             status,
             known: Mutex::new(schedule::Workers::new()),
+            blobs,
             _workers: workers,
             _status: status_queryable,
         })
+    }
+
+    /// Serves `bytes` (a packed policy) to the workers, which fetch it by the hash returned.
+    pub fn offer(&self, bytes: Vec<u8>) -> String {
+        self.blobs.offer(bytes)
     }
 
     /// Runs `jobs` (payloads of `kind`) on the farm; their results in job order. `progress` is

@@ -78,6 +78,11 @@ pub fn jobs_key(id: &str) -> String {
     format!("{PREFIX}/jobs/{id}")
 }
 
+/// The key of a content-addressed blob (a packed policy) an orchestrator serves.
+pub fn blob_key(hash: &str) -> String {
+    format!("{PREFIX}/blobs/{hash}")
+}
+
 /// The key of a farm member's status queryable.
 pub fn status_key(id: &str) -> String {
     format!("{PREFIX}/status/{id}")

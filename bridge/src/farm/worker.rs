@@ -15,8 +15,47 @@ use crate::error::{BridgeError, Result};
 
 /// Runs jobs of the kinds a worker knows.
 pub trait JobRunner: Send + Sync {
-    /// Runs one job; its reply payload and the episodes it ran, or why it cannot.
-    fn run(&self, kind: &str, payload: &[u8]) -> std::result::Result<(Vec<u8>, u64), String>;
+    /// Runs one job (fetching what it names from `blobs`); its reply payload and the episodes
+    /// it ran, or why it cannot.
+    fn run(
+        &self,
+        kind: &str,
+        payload: &[u8],
+        blobs: &dyn BlobSource,
+    ) -> std::result::Result<(Vec<u8>, u64), String>;
+}
+
+/// Where a worker gets the content-addressed blobs (packed policies) its jobs name.
+pub trait BlobSource {
+    /// The blob whose SHA-256 is `hash` (checked).
+    fn fetch(&self, hash: &str) -> std::result::Result<Vec<u8>, String>;
+}
+
+/// Blobs fetched from the farm's orchestrators.
+struct FarmBlobs<'a>(&'a Session);
+
+impl BlobSource for FarmBlobs<'_> {
+    fn fetch(&self, hash: &str) -> std::result::Result<Vec<u8>, String> {
+        let replies = self
+            .0
+            .get(wire::blob_key(hash))
+            .target(zenoh::query::QueryTarget::All)
+            .consolidation(zenoh::query::ConsolidationMode::None)
+            .timeout(Duration::from_secs(60))
+            .wait()
+            .map_err(|e| format!("asking for blob {hash}: {e}"))?;
+        while let Ok(reply) = replies.recv() {
+            if let Ok(sample) = reply.result() {
+                let bytes = sample.payload().to_bytes().into_owned();
+                if wire::digest(&bytes) == hash {
+                    return Ok(bytes);
+                }
+            }
+        }
+        Err(format!(
+            "no orchestrator served blob {hash} (whose policy the job names)"
+        ))
+    }
 }
 
 /// Counters behind a worker's status.
@@ -117,7 +156,7 @@ impl Worker {
         let rx = Arc::new(Mutex::new(rx));
         std::thread::scope(|scope| {
             for _ in 0..self.slots {
-                scope.spawn(|| slot_loop(&rx, self.runner.as_ref(), &counters, stop));
+                scope.spawn(|| slot_loop(&rx, self, &counters, stop));
             }
             while !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(100));
@@ -153,7 +192,7 @@ fn admit(query: &Query, build: &str) -> std::result::Result<JobRequest, String> 
 
 fn slot_loop(
     rx: &Mutex<Receiver<(Query, JobRequest)>>,
-    runner: &dyn JobRunner,
+    worker: &Worker,
     counters: &Counters,
     stop: &AtomicBool,
 ) {
@@ -164,7 +203,8 @@ fn slot_loop(
         };
         let Ok((query, request)) = next else { continue };
         counters.busy.fetch_add(1, Ordering::Relaxed);
-        let outcome = runner.run(&request.kind, &request.payload);
+        let blobs = FarmBlobs(&worker.session);
+        let outcome = worker.runner.run(&request.kind, &request.payload, &blobs);
         counters.busy.fetch_sub(1, Ordering::Relaxed);
         let sent = match outcome {
             Ok((payload, episodes)) => {

@@ -97,15 +97,7 @@ pub fn fresh_variants(skill: &Skill, n: usize) -> (Vec<TaskSpec>, Vec<u64>) {
 
 /// (successes, episodes) of `policy`, greedy, on the given variants.
 fn successes(ctx: &Context, policy: &Policy, tasks: &[TaskSpec], seeds: &[u64]) -> Result<usize> {
-    let runs = run_policy(
-        policy,
-        &ctx.robot,
-        tasks,
-        seeds,
-        None,
-        None,
-        ctx.cfg.threads,
-    )?;
+    let runs = run_policy(policy, &ctx.robot, tasks, seeds, None, None, ctx.runs())?;
     Ok(runs.iter().filter(|r| r.episode.outcome.success).count())
 }
 

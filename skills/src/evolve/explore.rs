@@ -186,7 +186,7 @@ fn refresh_sfl_buffer(
         SampledRuns {
             temperature: ctx.cfg.temperature,
             early_stop: ctx.cfg.early_stop.as_ref(),
-            threads: ctx.cfg.threads,
+            runs: ctx.runs(),
         },
     )?;
     let steps = runs.iter().map(|r| r.episode.outcome.control_steps).sum();
@@ -224,7 +224,7 @@ fn policy_rollouts(step: &Step<'_>, st: &mut SkillState, found: &mut Found) -> R
         SampledRuns {
             temperature: cfg.temperature,
             early_stop: cfg.early_stop.as_ref(),
-            threads: cfg.threads,
+            runs: step.ctx.runs(),
         },
     )?;
     let figures = &mut found.figures;

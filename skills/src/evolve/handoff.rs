@@ -231,7 +231,7 @@ pub fn run_handoffs(
         action_scale: sim.action_scale.clone(),
     };
     let episodes: Vec<(&TaskSpec, u64)> = runs.iter().map(|r| (&r.task, r.seed)).collect();
-    let (pool, steppers) = start_episodes(policy, robot, &episodes, threads)?;
+    let (pool, steppers) = start_episodes(policy, robot, &episodes, 0, threads)?;
     let mut handoffs: Vec<HandoffEpisode> = steppers
         .into_iter()
         .zip(runs)

@@ -107,15 +107,7 @@ pub fn hard_tail(
             }
         }
         let temperature = Some(ctx.cfg.temperature);
-        run_policy(
-            policy,
-            &ctx.robot,
-            &t,
-            &s,
-            temperature,
-            None,
-            ctx.cfg.threads,
-        )
+        run_policy(policy, &ctx.robot, &t, &s, temperature, None, ctx.runs())
     };
     let all: Vec<usize> = (0..tasks.len()).collect();
     let selection = per_variant(&run(0, &all)?, attempts);

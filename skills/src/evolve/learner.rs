@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use policy::bc::{train_bc, BcConfig};
 use policy::dataset::{Dataset, RawSamples};
+use policy::executor::{rollout_on, RolloutExecutor};
 use policy::obs::Featurizer;
-use policy::rollout::{rollout, EarlyStop, PolicyRollout, RolloutConfig, Sampling};
+use policy::rollout::{EarlyStop, PolicyRollout, RolloutConfig, Sampling};
 use policy::tokenizer::Tokenizer;
 use policy::{ModelConfig, ObsMode, OptimConfig, Policy};
 use robots::Manipulator;
@@ -219,6 +220,13 @@ fn steps_for_passes(
     (passes * frontier_rows as f64 / per_step).ceil() as usize
 }
 
+/// Where the loop's policy rollouts run: on `threads` here, or on the executor (a farm).
+#[derive(Clone, Copy, Debug)]
+pub struct Runs<'a> {
+    pub threads: usize,
+    pub executor: Option<&'a dyn RolloutExecutor>,
+}
+
 /// Runs the policy on `tasks` (greedy, or sampled with `temperature`), to the end or with
 /// early stopping.
 pub fn run_policy(
@@ -228,18 +236,25 @@ pub fn run_policy(
     seeds: &[u64],
     temperature: Option<f64>,
     early_stop: Option<&EarlyStop>,
-    threads: usize,
+    runs: Runs<'_>,
 ) -> Result<Vec<PolicyRollout>> {
     let cfg = RolloutConfig {
         sampling: match temperature {
             Some(temperature) => Sampling::Sample { temperature },
             None => Sampling::Greedy,
         },
-        threads,
+        threads: runs.threads,
         keep_transitions: false,
         early_stop: early_stop.cloned(),
     };
-    Ok(rollout(policy, robot, tasks, seeds, &cfg)?)
+    Ok(rollout_on(
+        runs.executor,
+        policy,
+        robot,
+        tasks,
+        seeds,
+        &cfg,
+    )?)
 }
 
 /// How the policy's sampled rollouts run.
@@ -247,7 +262,7 @@ pub fn run_policy(
 pub struct SampledRuns<'a> {
     pub temperature: f64,
     pub early_stop: Option<&'a EarlyStop>,
-    pub threads: usize,
+    pub runs: Runs<'a>,
 }
 
 /// `attempts` sampled rollouts of the policy on each variant (in variant order), the seed of
@@ -275,7 +290,7 @@ pub fn sample_variants(
         &seeds,
         Some(how.temperature),
         how.early_stop,
-        how.threads,
+        how.runs,
     )
 }
 

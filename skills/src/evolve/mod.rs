@@ -31,6 +31,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use policy::executor::RolloutExecutor;
 use policy::tokenizer::Tokenizer;
 use policy::{ModelConfig, Policy};
 use robots::Manipulator;
@@ -58,6 +59,18 @@ pub struct Context {
     pub dir: RunDir,
     /// The skills this run works on: the targets and their prerequisites.
     pub closure: BTreeSet<String>,
+    /// Where policy rollouts run when not here (a simulation farm); `None`: this machine.
+    pub executor: Option<Arc<dyn RolloutExecutor>>,
+}
+
+impl Context {
+    /// Where the loop's policy rollouts run.
+    pub fn runs(&self) -> learner::Runs<'_> {
+        learner::Runs {
+            threads: self.cfg.threads,
+            executor: self.executor.as_deref(),
+        }
+    }
 }
 
 /// Progress of a run, for progress bars and logs.
@@ -149,6 +162,7 @@ pub fn prepare(dir: &Path, cfg: EvolveConfig, resume: bool) -> Result<Context> {
         device,
         dir,
         closure,
+        executor: None,
     })
 }
 

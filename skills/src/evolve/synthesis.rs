@@ -108,7 +108,7 @@ pub fn synthesize(
             .collect();
         let tasks: Vec<_> = pool.iter().map(|v| v.task.clone()).collect();
         let seeds: Vec<u64> = pool.iter().map(|v| v.seed).collect();
-        let runs = run_policy(policy, &ctx.robot, &tasks, &seeds, None, None, cfg.threads)?;
+        let runs = run_policy(policy, &ctx.robot, &tasks, &seeds, None, None, ctx.runs())?;
         report.episodes += runs.len();
         for (v, r) in pool.into_iter().zip(&runs) {
             if !r.episode.outcome.success {
@@ -190,7 +190,7 @@ fn validate(
                 SampledRuns {
                     temperature: cfg.temperature,
                     early_stop: None,
-                    threads: cfg.threads,
+                    runs: ctx.runs(),
                 },
             )?;
             Ok(runs.into_iter().map(|r| r.episode).collect())

@@ -277,7 +277,9 @@ impl Schedule {
             .into_iter()
             .map(|r| r.map(|(_, payload)| payload).unwrap_or_default())
             .collect();
-        (results, self.stats, self.workers)
+        let mut stats = self.stats;
+        stats.episodes = self.episodes;
+        (results, stats, self.workers)
     }
 }
 
