@@ -1,10 +1,13 @@
 //! `coevolve evolve` end to end on a small tree and budget: killed with SIGKILL at random
 //! moments and resumed, a run ends exactly where an uninterrupted one does (same metrics, same
 //! state, same weights) with nothing left half-written; the report is written, and renders in
-//! headless Chromium; bad trees, targets and state files give clear errors.
+//! headless Chromium; bad trees, targets and state files give clear errors; a run whose
+//! policy rollouts go to a farm of three workers ends where the local run does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+
+use common::farm;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -201,6 +204,34 @@ fn deploy_reads_the_run(dir: &Path, run: &Path) {
         err.contains("no skill `stack`") && err.contains("reach"),
         "{err}"
     );
+}
+
+#[test]
+fn evolve_on_a_farm_ends_where_the_local_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tree, config) = setup(dir.path());
+    let local = dir.path().join("local");
+    finish(
+        evolve_command(&tree, &config, &local, false)
+            .spawn()
+            .unwrap(),
+    );
+    let at = farm::endpoint();
+    let _router = farm::router(&at);
+    let _workers: Vec<farm::Proc> = (0..3).map(|_| farm::worker(&at)).collect();
+    farm::wait_for_workers(&at, 3);
+    let on_farm = dir.path().join("farm");
+    let mut cmd = evolve_command(&tree, &config, &on_farm, false);
+    cmd.args(["--farm", &at, "--farm-job-episodes", "4"]);
+    let out = cmd.spawn().unwrap().wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "evolve --farm failed: {stderr}");
+    // The progress line shows what the farm ran.
+    assert!(
+        stderr.contains("farm: ") && stderr.contains(" rollouts in "),
+        "{stderr}"
+    );
+    assert_eq!(results(&on_farm), results(&local));
 }
 
 #[test]

@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use common::farm::{endpoint, router, spawn, wait_for_workers, worker, Proc};
 use common::{coevolve, json};
 
 /// A lift batch for the equality test (about a second on two cores).
@@ -18,87 +19,6 @@ const EPISODES: &str = "40";
 /// A batch long enough (several seconds on one worker) for a failure to happen in it.
 const LONG: &str = "200";
 const SEED: &str = "5";
-
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Proc {
-    fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.0.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "kill {sig}");
-    }
-}
-
-fn endpoint() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp/127.0.0.1:{port}")
-}
-
-fn spawn(args: &[&str]) -> Proc {
-    Proc(
-        Command::new(env!("CARGO_BIN_EXE_coevolve"))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
-}
-
-fn router(at: &str) -> Proc {
-    spawn(&["farm", "router", "--listen", at])
-}
-
-fn worker(at: &str) -> Proc {
-    spawn(&["farm", "worker", "--connect", at, "--slots", "1"])
-}
-
-/// Waits until `n` workers answer `farm status`.
-fn wait_for_workers(at: &str, n: usize) {
-    let start = Instant::now();
-    loop {
-        let out = coevolve(&[
-            "farm",
-            "status",
-            "--connect",
-            at,
-            "--json",
-            "--timeout-ms",
-            "500",
-        ]);
-        if out.status.success() {
-            let members: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            let workers = members
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|m| m["role"] == "worker")
-                .count();
-            if workers >= n {
-                return;
-            }
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{n} workers never joined"
-        );
-        sleep(Duration::from_millis(300));
-    }
-}
 
 /// Waits until an orchestrator's status field `field` is positive.
 fn wait_for_orchestrator(at: &str, field: &str) {

@@ -3,6 +3,8 @@
 
 use std::process::{Command, Output};
 
+pub mod farm;
+
 pub fn coevolve(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_coevolve"))
         .args(args)

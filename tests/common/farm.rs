@@ -1,0 +1,89 @@
+//! Farm processes for the end-to-end tests: routers and workers of the real binary on
+//! loopback, killed when dropped.
+
+use std::process::{Child, Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use super::coevolve;
+
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Proc {
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.0.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill {sig}");
+    }
+}
+
+pub fn endpoint() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("tcp/127.0.0.1:{port}")
+}
+
+pub fn spawn(args: &[&str]) -> Proc {
+    Proc(
+        Command::new(env!("CARGO_BIN_EXE_coevolve"))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+pub fn router(at: &str) -> Proc {
+    spawn(&["farm", "router", "--listen", at])
+}
+
+pub fn worker(at: &str) -> Proc {
+    spawn(&["farm", "worker", "--connect", at, "--slots", "1"])
+}
+
+/// Waits until `n` workers answer `farm status`.
+pub fn wait_for_workers(at: &str, n: usize) {
+    let start = Instant::now();
+    loop {
+        let out = coevolve(&[
+            "farm",
+            "status",
+            "--connect",
+            at,
+            "--json",
+            "--timeout-ms",
+            "500",
+        ]);
+        if out.status.success() {
+            let members: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let workers = members
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "worker")
+                .count();
+            if workers >= n {
+                return;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{n} workers never joined"
+        );
+        sleep(Duration::from_millis(300));
+    }
+}
