@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use common::farm::{endpoint, router, spawn, wait_for_workers, worker, Proc};
+use common::farm::{endpoint, router, wait_for_workers, worker, Proc};
 use common::{coevolve, json};
 
 /// A lift batch for the equality test (about a second on two cores).

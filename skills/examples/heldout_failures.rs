@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use skills::evolve::evaluate::heldout_variants;
-use skills::evolve::learner::run_policy;
+use skills::evolve::learner::{run_policy, Runs};
 use skills::evolve::run_dir::RunDir;
 use skills::tree::SkillTree;
 
@@ -34,7 +34,19 @@ fn main() {
     }
     let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
     let (tasks, seeds) = heldout_variants(skill);
-    let runs = run_policy(&policy, &robot, &tasks, &seeds, None, None, 2).unwrap();
+    let runs = run_policy(
+        &policy,
+        &robot,
+        &tasks,
+        &seeds,
+        None,
+        None,
+        Runs {
+            threads: 2,
+            executor: None,
+        },
+    )
+    .unwrap();
     let mut ok = 0;
     for (i, r) in runs.iter().enumerate() {
         let e = &r.episode;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use skills::evolve::config::EvolveConfig;
 use skills::evolve::evaluate::heldout_variants;
-use skills::evolve::learner::run_policy;
+use skills::evolve::learner::{run_policy, Runs};
 use skills::evolve::run_dir::RunDir;
 use skills::tree::SkillTree;
 
@@ -42,7 +42,10 @@ fn main() {
         &seeds,
         Some(cfg.temperature),
         None,
-        2,
+        Runs {
+            threads: 2,
+            executor: None,
+        },
     )
     .unwrap();
     let raw: Vec<sim::Episode> = runs
