@@ -1,17 +1,25 @@
 //! The simulation farm on loopback, through the real binary: a router (ours, or the Python
 //! eclipse-zenoh package's), worker processes, and `coevolve sim --farm`, whose trajectory hash
 //! must equal the local run's with 1, 3 and 7 workers, a worker killed (kill -9) or frozen
-//! (SIGSTOP, its late result ignored) mid-batch, a worker joining mid-batch and the router restarted mid-batch.
+//! (SIGSTOP, its late result ignored) mid-batch, a worker joining mid-batch and the router
+//! restarted mid-batch; workers of another build are refused, and over mutual TLS with
+//! passwords a worker without credentials never joins.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../bridge/tests/support/certs.rs"]
+mod certs;
 mod common;
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use common::farm::{endpoint, router, wait_for_workers, worker, Proc};
+use certs::write_certs;
+use common::farm::{
+    endpoint, router, spawn, wait_for_workers, wait_for_workers_with, worker, Proc,
+};
 use common::{coevolve, json};
 
 /// A lift batch for the equality test (about a second on two cores).
@@ -256,4 +264,108 @@ fn workers_of_another_build_or_protocol_are_refused_with_a_clear_message() {
         stderr.contains("run the same coevolve binary everywhere"),
         "{stderr}"
     );
+}
+
+/// A zenoh configuration file for a farm member over mutual TLS: `tls` (the certificate
+/// settings) and the user/password it authenticates with (a router also checks others').
+fn tls_config(dir: &Path, name: &str, tls: &str, auth: &str) -> String {
+    let d = dir.display();
+    let text = format!(
+        r#"{{ scouting: {{ multicast: {{ enabled: false }} }},
+        transport: {{ link: {{ tls: {{ root_ca_certificate: "{d}/ca.pem", {tls} }} }},
+          auth: {{ usrpwd: {{ {auth} }} }} }} }}"#
+    )
+    .replace("{d}", &d.to_string());
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_farm_over_mutual_tls_admits_only_members_with_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_certs(d);
+    let server = format!(
+        r#"enable_mtls: true, listen_private_key: "{0}/server.key", listen_certificate: "{0}/server.pem""#,
+        d.display()
+    );
+    let client = format!(
+        r#"enable_mtls: true, connect_private_key: "{0}/client.key", connect_certificate: "{0}/client.pem""#,
+        d.display()
+    );
+    let router_cfg = tls_config(
+        d,
+        "router.json5",
+        &server,
+        &format!(
+            r#"user: "router", password: "routerpw", dictionary_file: "{}/users.txt""#,
+            d.display()
+        ),
+    );
+    let member = tls_config(
+        d,
+        "member.json5",
+        &client,
+        r#"user: "operator", password: "s3cret""#,
+    );
+    let no_password = tls_config(
+        d,
+        "intruder.json5",
+        &client,
+        r#"user: "operator", password: "guess""#,
+    );
+    let no_certificate = tls_config(
+        d,
+        "no-cert.json5",
+        "",
+        r#"user: "operator", password: "s3cret""#,
+    );
+    let port = endpoint().rsplit(':').next().unwrap().to_owned();
+    let at = format!("tls/localhost:{port}");
+    let _router = spawn(&[
+        "farm",
+        "router",
+        "--listen",
+        &at,
+        "--zenoh-config",
+        &router_cfg,
+    ]);
+    let farm_worker = |cfg: &str| {
+        spawn(&[
+            "farm",
+            "worker",
+            "--connect",
+            &at,
+            "--slots",
+            "1",
+            "--zenoh-config",
+            cfg,
+        ])
+    };
+    let _member = farm_worker(&member);
+    let _intruders = [farm_worker(&no_password), farm_worker(&no_certificate)];
+    wait_for_workers_with(&at, 1, &["--zenoh-config", &member]);
+    // The intruders have been trying to join all along; give them a few more seconds.
+    sleep(Duration::from_secs(3));
+    assert_eq!(
+        wait_for_workers_with(&at, 1, &["--zenoh-config", &member]),
+        1
+    );
+
+    let local = local_hash(EPISODES);
+    let out = farm_sim(&at, &["--farm-config", &member]);
+    assert_eq!(out["trajectory_hash"], local.as_str(), "{out}");
+    assert_eq!(workers_used(&out), 1, "{out}");
+    for cfg in [&no_password, &no_certificate] {
+        let mut args = sim_args(
+            EPISODES,
+            &["--farm", &at, "--farm-config", cfg, "--farm-wait-s", "3"],
+        );
+        args.retain(|a| *a != "--json");
+        let out = coevolve(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "joined without credentials ({cfg})");
+        assert!(stderr.contains("joining the farm"), "{stderr}");
+    }
 }

@@ -8,43 +8,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use bridge::protocol::{JointCommandMsg, RobotKeys, WireMessage};
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
 use zenoh::{Config, Wait};
 
-fn write_certs(dir: &Path) {
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(DnType::CommonName, "coevolve test CA");
-    ca.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_key = KeyPair::generate().unwrap();
-    std::fs::write(dir.join("ca.pem"), ca.self_signed(&ca_key).unwrap().pem()).unwrap();
-    let issuer = Issuer::new(ca, ca_key);
-    for name in ["server", "client"] {
-        let mut p =
-            CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
-        p.distinguished_name
-            .push(DnType::CommonName, format!("coevolve {name}"));
-        p.use_authority_key_identifier_extension = true;
-        p.key_usages.push(KeyUsagePurpose::DigitalSignature);
-        p.extended_key_usages = vec![
-            ExtendedKeyUsagePurpose::ServerAuth,
-            ExtendedKeyUsagePurpose::ClientAuth,
-        ];
-        let key = KeyPair::generate().unwrap();
-        let cert = p.signed_by(&key, &issuer).unwrap();
-        std::fs::write(dir.join(format!("{name}.pem")), cert.pem()).unwrap();
-        std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
-    }
-    std::fs::write(dir.join("users.txt"), "operator:s3cret\n").unwrap();
-}
+#[path = "support/certs.rs"]
+mod certs;
+use certs::write_certs;
 
 fn config(dir: &Path, json5: &str) -> Config {
     let d = dir.display();

@@ -57,9 +57,14 @@ pub fn worker(at: &str) -> Proc {
 
 /// Waits until `n` workers answer `farm status`.
 pub fn wait_for_workers(at: &str, n: usize) {
+    wait_for_workers_with(at, n, &[]);
+}
+
+/// Waits until `n` workers answer `farm status` run with `extra` arguments; the workers seen.
+pub fn wait_for_workers_with(at: &str, n: usize, extra: &[&str]) -> usize {
     let start = Instant::now();
     loop {
-        let out = coevolve(&[
+        let mut args = vec![
             "farm",
             "status",
             "--connect",
@@ -67,7 +72,9 @@ pub fn wait_for_workers(at: &str, n: usize) {
             "--json",
             "--timeout-ms",
             "500",
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let out = coevolve(&args);
         if out.status.success() {
             let members: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             let workers = members
@@ -77,7 +84,7 @@ pub fn wait_for_workers(at: &str, n: usize) {
                 .filter(|m| m["role"] == "worker")
                 .count();
             if workers >= n {
-                return;
+                return workers;
             }
         }
         assert!(
