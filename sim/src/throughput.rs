@@ -33,7 +33,13 @@ pub fn simulated() -> (u64, u64) {
 
 /// User + system CPU time of this process so far, s (all threads); `None` off Linux.
 pub fn process_cpu_s() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    cpu_s_of("self")
+}
+
+/// User + system CPU time so far of process `pid` (a number, or `self`), s; `None` off Linux
+/// or when there is no such process.
+pub fn cpu_s_of(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may hold spaces) start at field 3 (state);
     // utime and stime are fields 14 and 15.
     let rest = stat.rsplit_once(')')?.1;

@@ -60,6 +60,9 @@ pub struct FarmStats {
     pub request_bytes: usize,
     pub reply_bytes: usize,
     pub wall_s: f64,
+    /// CPU time of the orchestrator's process during the batch (scheduling, encoding,
+    /// decoding, hashing; on Linux).
+    pub cpu_s: f64,
 }
 
 impl FarmStats {
@@ -77,6 +80,7 @@ impl FarmStats {
         self.request_bytes += other.request_bytes;
         self.reply_bytes += other.reply_bytes;
         self.wall_s += other.wall_s;
+        self.cpu_s += other.cpu_s;
     }
 }
 
@@ -185,6 +189,7 @@ impl Farm {
             .map_err(|_| BridgeError::Farm("worker list poisoned".into()))?;
         let mut schedule = Schedule::new(jobs.len(), known, &self.build);
         let start = Instant::now();
+        let cpu_start = sim::throughput::process_cpu_s();
         let mut no_worker_since = Some(start);
         while !schedule.complete() {
             while let Some((job, worker)) = schedule.next_dispatch() {
@@ -233,6 +238,9 @@ impl Farm {
             }
         }
         schedule.stats.wall_s = start.elapsed().as_secs_f64();
+        if let (Some(a), Some(b)) = (cpu_start, sim::throughput::process_cpu_s()) {
+            schedule.stats.cpu_s = b - a;
+        }
         self.publish(&schedule, start);
         let (results, stats, workers) = schedule.finish();
         if let Ok(mut known) = self.known.lock() {
