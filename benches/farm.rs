@@ -32,15 +32,14 @@ impl Proc {
     }
 }
 
-fn spawn(args: &[&str]) -> Proc {
-    Proc(
+fn spawn(args: &[&str]) -> anyhow::Result<Proc> {
+    Ok(Proc(
         Command::new(BIN)
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
-            .expect("start coevolve"),
-    )
+            .spawn()?,
+    ))
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -51,7 +50,7 @@ fn env_usize(name: &str, default: usize) -> usize {
 }
 
 /// `coevolve sim` of the batch with `extra` arguments: its JSON and wall time.
-fn sim(episodes: &str, extra: &[&str]) -> (Value, f64) {
+fn sim(episodes: &str, extra: &[&str]) -> anyhow::Result<(Value, f64)> {
     let start = Instant::now();
     let out = Command::new(BIN)
         .args([
@@ -65,21 +64,17 @@ fn sim(episodes: &str, extra: &[&str]) -> (Value, f64) {
             "--json",
         ])
         .args(extra)
-        .output()
-        .expect("run coevolve sim");
+        .output()?;
     let wall_s = start.elapsed().as_secs_f64();
-    assert!(
+    anyhow::ensure!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (
-        serde_json::from_slice(&out.stdout).expect("sim JSON"),
-        wall_s,
-    )
+    Ok((serde_json::from_slice(&out.stdout)?, wall_s))
 }
 
-fn workers_joined(at: &str, n: usize) {
+fn workers_joined(at: &str, n: usize) -> anyhow::Result<()> {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(60) {
         let out = Command::new(BIN)
@@ -92,55 +87,53 @@ fn workers_joined(at: &str, n: usize) {
                 "--timeout-ms",
                 "500",
             ])
-            .output()
-            .expect("farm status");
+            .output()?;
         let members: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
         let workers = members
             .as_array()
             .map_or(0, |m| m.iter().filter(|m| m["role"] == "worker").count());
         if workers >= n {
-            return;
+            return Ok(());
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    panic!("{n} workers never joined");
+    anyhow::bail!("{n} workers never joined")
 }
 
 /// The batch on a farm of `workers` one-slot workers: its JSON, wall time, and the CPU time
 /// of the router and of the workers during it.
-fn farm(episodes: &str, job: &str, workers: usize) -> (Value, f64, f64, f64) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
+fn farm(episodes: &str, job: &str, workers: usize) -> anyhow::Result<(Value, f64, f64, f64)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
         .port();
     let at = format!("tcp/127.0.0.1:{port}");
-    let router = spawn(&["farm", "router", "--listen", &at]);
-    let pool: Vec<Proc> = (0..workers)
+    let router = spawn(&["farm", "router", "--listen", &at])?;
+    let pool = (0..workers)
         .map(|_| spawn(&["farm", "worker", "--connect", &at, "--slots", "1"]))
-        .collect();
-    workers_joined(&at, workers);
-    let cpu = |p: &[&Proc]| p.iter().map(|p| p.cpu_s()).sum::<f64>();
-    let (router_0, workers_0) = (router.cpu_s(), cpu(&pool.iter().collect::<Vec<_>>()));
-    let (out, wall_s) = sim(episodes, &["--farm", &at, "--farm-job-episodes", job]);
+        .collect::<anyhow::Result<Vec<Proc>>>()?;
+    workers_joined(&at, workers)?;
+    let cpu = |p: &[Proc]| p.iter().map(Proc::cpu_s).sum::<f64>();
+    let (router_0, workers_0) = (router.cpu_s(), cpu(&pool));
+    let (out, wall_s) = sim(episodes, &["--farm", &at, "--farm-job-episodes", job])?;
     let router_s = router.cpu_s() - router_0;
-    let workers_s = cpu(&pool.iter().collect::<Vec<_>>()) - workers_0;
-    (out, wall_s, router_s, workers_s)
+    let workers_s = cpu(&pool) - workers_0;
+    Ok((out, wall_s, router_s, workers_s))
 }
 
-fn main() {
+fn main() -> anyhow::Result<()> {
     let n = env_usize("FARM_BENCH_EPISODES", 384);
     let job = env_usize("FARM_BENCH_JOB", 8);
     let (episodes, job_s) = (n.to_string(), job.to_string());
     // Local runs: the wall time of the whole command (process start and robot loading
     // included, as for the farm runs).
-    let (local_1, local_1_s) = sim(&episodes, &["--threads", "1"]);
-    let (local_2, local_2_s) = sim(&episodes, &["--threads", "2"]);
-    let (farm_1, farm_1_s, router_1_cpu, workers_1_cpu) = farm(&episodes, &job_s, 1);
-    let (farm_2, farm_2_s, _, _) = farm(&episodes, &job_s, 2);
+    let (local_1, local_1_s) = sim(&episodes, &["--threads", "1"])?;
+    let (local_2, local_2_s) = sim(&episodes, &["--threads", "2"])?;
+    let (farm_1, farm_1_s, router_1_cpu, workers_1_cpu) = farm(&episodes, &job_s, 1)?;
+    let (farm_2, farm_2_s, _, _) = farm(&episodes, &job_s, 2)?;
     for out in [&local_2, &farm_1, &farm_2] {
-        assert_eq!(
-            out["trajectory_hash"], local_1["trajectory_hash"],
-            "results differ"
+        anyhow::ensure!(
+            out["trajectory_hash"] == local_1["trajectory_hash"],
+            "results differ: {out}"
         );
     }
     let eps = |wall_s: f64| n as f64 / wall_s;
@@ -184,4 +177,5 @@ fn main() {
         },
     });
     println!("{report}");
+    Ok(())
 }
