@@ -228,7 +228,7 @@ fn evolve_on_a_farm_ends_where_the_local_run_does() {
     assert!(out.status.success(), "evolve --farm failed: {stderr}");
     // The progress line shows what the farm ran.
     assert!(
-        stderr.contains("farm: ") && stderr.contains(" rollouts in "),
+        stderr.contains("farm: ") && stderr.contains(" jobs on 3 workers"),
         "{stderr}"
     );
     assert_eq!(results(&on_farm), results(&local));

@@ -32,25 +32,13 @@ const SEED: &str = "5";
 fn wait_for_orchestrator(at: &str, field: &str) {
     let start = Instant::now();
     loop {
-        let out = coevolve(&[
-            "farm",
-            "status",
-            "--connect",
-            at,
-            "--json",
-            "--timeout-ms",
-            "500",
-        ]);
-        if out.status.success() {
-            let members: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            let seen = members
-                .as_array()
-                .unwrap()
+        let seen = farm::members(at, &[]).is_some_and(|members| {
+            members
                 .iter()
-                .any(|m| m["role"] == "orchestrator" && m[field].as_u64().unwrap_or(0) > 0);
-            if seen {
-                return;
-            }
+                .any(|m| m["role"] == "orchestrator" && m[field].as_u64().unwrap_or(0) > 0)
+        });
+        if seen {
+            return;
         }
         assert!(
             start.elapsed() < Duration::from_secs(60),

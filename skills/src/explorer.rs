@@ -469,6 +469,20 @@ pub fn cem_search(
     )
 }
 
+/// The controller that follows `plan` in one episode: a tool plan for a spatula task, a
+/// keyframe plan of `segment_s` segments for a gripper task.
+pub fn plan_controller(
+    info: &EpisodeInfo<'_>,
+    plan: &[f64],
+    segment_s: f64,
+    scale: ActionScale,
+) -> Box<dyn Controller> {
+    match info.task.tool {
+        ToolKind::Spatula => Box::new(ToolPlanController::new(info, plan, scale)),
+        ToolKind::Gripper => Box::new(PlanController::new(info, plan, segment_s, scale)),
+    }
+}
+
 /// Runs `plans[i]` on `tasks(i, rng)` for every i (an `EpisodeBatch` seeded `batch_seed`).
 pub fn run_plans(
     plans: &[Vec<f64>],
@@ -479,15 +493,13 @@ pub fn run_plans(
     batch_seed: u64,
     threads: Option<usize>,
 ) -> sim::Result<Vec<Episode>> {
-    let scale = sim.action_scale.clone();
-    let factory = |info: &EpisodeInfo<'_>| -> Box<dyn Controller> {
-        let plan = &plans[info.index];
-        match info.task.tool {
-            ToolKind::Spatula => Box::new(ToolPlanController::new(info, plan, scale.clone())),
-            ToolKind::Gripper => {
-                Box::new(PlanController::new(info, plan, segment_s, scale.clone()))
-            }
-        }
+    let factory = |info: &EpisodeInfo<'_>| {
+        plan_controller(
+            info,
+            &plans[info.index],
+            segment_s,
+            sim.action_scale.clone(),
+        )
     };
     let batch = EpisodeBatch::run(
         robot.clone(),

@@ -146,3 +146,35 @@ fn a_search_without_enough_successes_goes_on_up_to_its_cap() {
     assert_eq!(short.history.len(), 3);
     assert_eq!(short.episodes_run, 48);
 }
+
+#[test]
+fn plan_jobs_run_anywhere_with_run_plans_results() {
+    use rand::SeedableRng;
+    use skills::explorer::{run_plans, PlanDistribution, PlanLayout};
+    use skills::plan_jobs::PlanJob;
+
+    let tree = SkillTree::default_tree().unwrap();
+    let lift = tree.get("lift").unwrap();
+    let robot = Arc::new(robots::load_manipulator_for_sim("ur5e", None).unwrap());
+    let sim = Arc::new(sim::SimConfig::default());
+    let cfg = CemConfig::default();
+    let dist = PlanDistribution::initial_for(PlanLayout::Gripper, &cfg);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let plans: Vec<Vec<f64>> = (0..6).map(|_| dist.sample(&mut rng)).collect();
+    let tasks = |_: usize, rng: &mut rand_chacha::ChaCha8Rng| lift.sample_task(rng);
+    let here = run_plans(&plans, &tasks, &robot, &sim, cfg.segment_s, 11, Some(2)).unwrap();
+    let job = PlanJob::of(("ur5e", &robot), &sim, cfg.segment_s, &plans, &tasks, 11);
+    // As bytes, in parts of 4 and 2 episodes, one after another on this thread.
+    let mut there = Vec::new();
+    for part in job.split(4) {
+        let part = PlanJob::from_bytes(&part.to_bytes().unwrap()).unwrap();
+        there.extend(part.run(&robot).unwrap());
+    }
+    assert_eq!(
+        sim::episode::trajectory_hash(&there),
+        sim::episode::trajectory_hash(&here)
+    );
+    let other = Arc::new(robots::load_manipulator_for_sim("panda", None).unwrap());
+    let err = job.run(&other).unwrap_err();
+    assert!(err.contains("model hash"), "{err}");
+}

@@ -2,18 +2,18 @@
 //! `coevolve report` (skill-tree progress reports of a run directory).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
-use std::sync::Arc;
-
 use anyhow::Context as _;
-use bridge::farm::policy_jobs::FarmRollouts;
 use clap::Args;
 use policy::executor::RolloutExecutor;
 use skills::evolve::live::{LiveTarget, LiveView};
 use skills::evolve::{self, Curriculum, Event, EvolveConfig};
+use skills::plan_jobs::PlanExecutor;
 
 use super::farm_cmd;
+use super::farm_link::{self, FarmLink};
 
 #[derive(Debug, Args)]
 pub struct EvolveArgs {
@@ -43,7 +43,8 @@ pub struct EvolveArgs {
     pub targets: Option<String>,
     #[arg(long, default_value = "auto")]
     pub device: String,
-    /// Policy rollouts (exploration, evaluation, synthesis) on a farm's workers.
+    /// Policy rollouts (exploration, evaluation, synthesis) and plan episodes (the search's
+    /// candidates, plan probes) on a farm's workers.
     #[command(flatten)]
     pub farm: farm_cmd::FarmFlags,
     #[arg(long, default_value_t = 0)]
@@ -193,7 +194,7 @@ pub fn evolve(args: &EvolveArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&cfg)?);
         return Ok(());
     }
-    let farm = farm_cmd::rollouts(&args.farm, &cfg.robot)?;
+    let farm = farm_link::connect(&args.farm, &cfg.robot)?;
     let Some(seeds) = &args.seeds else {
         return evolve_one(cfg, &args.out, args.resume, live.as_ref(), farm.as_ref());
     };
@@ -235,10 +236,13 @@ fn evolve_one(
     out: &std::path::Path,
     resume: bool,
     live: Option<&LiveTarget>,
-    farm: Option<&Arc<FarmRollouts>>,
+    farm: Option<&FarmLink>,
 ) -> anyhow::Result<()> {
     let mut ctx = evolve::prepare(out, cfg, resume)?;
-    ctx.executor = farm.map(|f| f.clone() as Arc<dyn RolloutExecutor>);
+    if let Some(farm) = farm {
+        ctx.executor = Some(farm.rollouts.clone() as Arc<dyn RolloutExecutor>);
+        ctx.plan_executor = Some(farm.plans.clone() as Arc<dyn PlanExecutor>);
+    }
     let live = live.map(LiveView::open).transpose()?;
     let mut live_error = None;
     let start = Instant::now();
@@ -283,7 +287,7 @@ fn evolve_one(
                 r.episodes_simulated
             );
             if let Some(farm) = farm {
-                eprintln!("[{:>6.1}s] {}", elapsed(), farm_cmd::summary(farm));
+                eprintln!("[{:>6.1}s] {}", elapsed(), farm.summary());
             }
             println!("{}", serde_json::to_string(r).unwrap_or_default());
             // The loop goes on if the viewer goes away; the first problem is reported.

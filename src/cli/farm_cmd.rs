@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bridge::farm::policy_jobs::FarmRollouts;
 use bridge::farm::{sim_jobs, Farm, FarmOptions, FarmStats, Worker};
 use bridge::transport::ZenohArgs;
 use clap::{Args, Subcommand};
@@ -145,7 +144,11 @@ fn worker(args: &WorkerArgs) -> anyhow::Result<()> {
         .zenoh()
         .open_waiting(None)
         .context("joining the farm")?;
-    let worker = Worker::new(session, slots, Arc::new(sim_jobs::SimJobRunner::default()))?;
+    let worker = Worker::new(
+        session,
+        slots,
+        Arc::new(super::farm_link::WorkerRunner::default()),
+    )?;
     eprintln!(
         "farm worker {}: {slots} slots, build {}, connected to {}",
         worker.id(),
@@ -193,34 +196,6 @@ fn status(args: &StatusArgs) -> anyhow::Result<()> {
         println!("(no farm member answered within {} ms)", args.timeout_ms);
     }
     Ok(())
-}
-
-/// The farm as the loop's and `eval`'s rollout executor, where `--farm` is given.
-pub fn rollouts(flags: &FarmFlags, robot: &str) -> anyhow::Result<Option<Arc<FarmRollouts>>> {
-    let Some(endpoint) = &flags.farm else {
-        return Ok(None);
-    };
-    let (net, options) = flags.settings(endpoint)?;
-    let farm = Farm::connect(&net.zenoh(), options).context("joining the farm")?;
-    Ok(Some(Arc::new(FarmRollouts {
-        farm,
-        robot: robot.to_owned(),
-        job_rollouts: flags.farm_job_episodes,
-        stats: Default::default(),
-    })))
-}
-
-/// One line on what the farm has done so far.
-pub fn summary(rollouts: &FarmRollouts) -> String {
-    let stats = rollouts.stats.lock().map(|s| s.clone()).unwrap_or_default();
-    format!(
-        "farm: {} rollouts in {} jobs on {} workers, {:.0} rollouts/s while busy, {} dispatched again",
-        stats.episodes,
-        stats.jobs,
-        stats.jobs_per_worker.len(),
-        stats.episodes as f64 / stats.wall_s.max(1e-9),
-        stats.redispatched
-    )
 }
 
 /// Runs episode jobs on the farm; the episodes in batch order and what the farm did.

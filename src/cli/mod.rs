@@ -5,6 +5,7 @@ mod bridge_cmd;
 mod evolve_cmd;
 mod export_cmd;
 mod farm_cmd;
+mod farm_link;
 mod policy_cmd;
 mod refine_cmd;
 mod replay_cmd;

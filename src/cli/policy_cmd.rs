@@ -232,10 +232,10 @@ pub fn eval(args: &EvalArgs) -> anyhow::Result<()> {
     let skill = SkillKind::parse(&args.task)?;
     let policy = checkpoint::load(&args.policy, device)?;
     let robot = robot_for(&policy, args.robot.as_deref())?;
-    let farm = super::farm_cmd::rollouts(&args.farm, robot.model.load_name())?;
+    let farm = super::farm_link::connect(&args.farm, robot.model.load_name())?;
     let executor = farm
-        .as_deref()
-        .map(|f| f as &dyn policy::executor::RolloutExecutor);
+        .as_ref()
+        .map(|f| f.rollouts.as_ref() as &dyn policy::executor::RolloutExecutor);
     let (report, episodes) = evaluate_episodes(
         &policy,
         &robot,
@@ -246,7 +246,7 @@ pub fn eval(args: &EvalArgs) -> anyhow::Result<()> {
         executor,
     )?;
     if let Some(farm) = &farm {
-        eprintln!("{}", super::farm_cmd::summary(farm));
+        eprintln!("{}", farm.summary());
     }
     if let Some(dir) = &args.out {
         let config = policy::rollout::sim_config_for(&policy);

@@ -60,29 +60,31 @@ pub fn wait_for_workers(at: &str, n: usize) {
     wait_for_workers_with(at, n, &[]);
 }
 
+/// The farm's members as `farm status --json` run with `extra` arguments lists them, if it
+/// answered.
+pub fn members(at: &str, extra: &[&str]) -> Option<Vec<serde_json::Value>> {
+    let mut args = vec![
+        "farm",
+        "status",
+        "--connect",
+        at,
+        "--json",
+        "--timeout-ms",
+        "500",
+    ];
+    args.extend_from_slice(extra);
+    let out = coevolve(&args);
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).unwrap())
+}
+
 /// Waits until `n` workers answer `farm status` run with `extra` arguments; the workers seen.
 pub fn wait_for_workers_with(at: &str, n: usize, extra: &[&str]) -> usize {
     let start = Instant::now();
     loop {
-        let mut args = vec![
-            "farm",
-            "status",
-            "--connect",
-            at,
-            "--json",
-            "--timeout-ms",
-            "500",
-        ];
-        args.extend_from_slice(extra);
-        let out = coevolve(&args);
-        if out.status.success() {
-            let members: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            let workers = members
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|m| m["role"] == "worker")
-                .count();
+        if let Some(members) = members(at, extra) {
+            let workers = members.iter().filter(|m| m["role"] == "worker").count();
             if workers >= n {
                 return workers;
             }

@@ -95,6 +95,8 @@ pub struct Farm {
     /// Workers known from earlier batches (liveliness events are consumed by the batch loop).
     known: Mutex<schedule::Workers>,
     blobs: blobs::Blobs,
+    /// Every batch's figures summed.
+    totals: Mutex<FarmStats>,
     _workers: Subscriber<()>,
     _status: Queryable<()>,
 }
@@ -159,9 +161,15 @@ impl Farm {
             status,
             known: Mutex::new(schedule::Workers::new()),
             blobs,
+            totals: Mutex::default(),
             _workers: workers,
             _status: status_queryable,
         })
+    }
+
+    /// Every batch's figures so far, summed.
+    pub fn totals(&self) -> FarmStats {
+        self.totals.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     /// Serves `bytes` (a packed policy) to the workers, which fetch it by the hash returned.
@@ -245,6 +253,9 @@ impl Farm {
         let (results, stats, workers) = schedule.finish();
         if let Ok(mut known) = self.known.lock() {
             *known = workers;
+        }
+        if let Ok(mut totals) = self.totals.lock() {
+            totals.add(&stats);
         }
         Ok((results, stats))
     }

@@ -12,7 +12,7 @@ use robots::Manipulator;
 use serde::{Deserialize, Serialize};
 use sim::TaskSpec;
 
-use super::orchestrator::{Farm, FarmStats};
+use super::orchestrator::Farm;
 use super::wire;
 
 /// The kind name of a [`PolicyJob`].
@@ -110,12 +110,10 @@ pub fn run(
 /// make a row's result depend on the batch) run on this machine.
 #[derive(Debug)]
 pub struct FarmRollouts {
-    pub farm: Farm,
+    pub farm: Arc<Farm>,
     /// The robot's name as workers load it (a built-in name or a path they share).
     pub robot: String,
     pub job_rollouts: usize,
-    /// What the farm did, summed over every set.
-    pub stats: std::sync::Mutex<FarmStats>,
 }
 
 impl RolloutExecutor for FarmRollouts {
@@ -150,13 +148,10 @@ impl RolloutExecutor for FarmRollouts {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let farm_error = |e: crate::error::BridgeError| PolicyError::Data(format!("farm: {e}"));
-        let (results, stats) = self
+        let (results, _) = self
             .farm
             .run(POLICY_ROLLOUTS, &payloads, &|_| {})
             .map_err(farm_error)?;
-        if let Ok(mut total) = self.stats.lock() {
-            total.add(&stats);
-        }
         let mut rollouts = Vec::with_capacity(tasks.len());
         for (job, bytes) in results.iter().enumerate() {
             let result: PolicyJobResult =

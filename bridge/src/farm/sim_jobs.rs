@@ -34,7 +34,8 @@ pub struct SimJobRunner {
 }
 
 impl SimJobRunner {
-    fn robot(&self, name: &str) -> Result<Arc<Manipulator>, String> {
+    /// Robot `name` (a built-in name or a URDF path), loaded on first use.
+    pub fn robot(&self, name: &str) -> Result<Arc<Manipulator>, String> {
         let mut robots = self.robots.lock().map_err(|_| "robot cache poisoned")?;
         if let Some(robot) = robots.get(name) {
             return Ok(robot.clone());

@@ -19,7 +19,7 @@ use super::state::{DemoPlanFigures, Origin, SkillGeneration, SkillState, Tracked
 use super::Context;
 use crate::error::Result;
 use crate::explorer::{
-    broken_count, cem_search_from, plan_suffix, run_plans, CemConfig, PlanDistribution, PlanLayout,
+    broken_count, cem_with, plan_suffix, CemConfig, PlanDistribution, PlanLayout,
 };
 use crate::tree::Skill;
 
@@ -299,7 +299,12 @@ fn run_search(
     let variants = step.variants;
     let tasks =
         &|i: usize, _: &mut rand_chacha::ChaCha8Rng| variants[i % variants.len()].task.clone();
-    let mut result = cem_search_from(start, tasks, &ctx.robot, &ctx.sim, &cem, &mut |_| {})?;
+    let mut result = cem_with(
+        start,
+        &cem,
+        &mut |plans, seed| ctx.run_plans(plans, tasks, cem.segment_s, seed),
+        &mut |_| {},
+    )?;
     // Demonstrations should be direct: the mean plan cut to its shortest suffix that still
     // succeeds as often (a tool plan: the best of the mean and the latest successes' plans,
     // simplified).
@@ -371,15 +376,7 @@ fn demonstrate(
     }
     let plans = vec![dist.mean.clone(); if enough { 0 } else { demo_variants.len() }];
     let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| demo_variants[i].task.clone();
-    let runs = run_plans(
-        &plans,
-        tasks,
-        &ctx.robot,
-        &ctx.sim,
-        cfg.cem.segment_s,
-        extra_seed ^ 0x3EA9,
-        Some(cfg.threads),
-    )?;
+    let runs = ctx.run_plans(&plans, tasks, cfg.cem.segment_s, extra_seed ^ 0x3EA9)?;
     found.figures.episodes += runs.len();
     found.figures.control_steps += runs.iter().map(|e| e.outcome.control_steps).sum::<usize>();
     found.figures.broken += broken_count(runs.iter());
@@ -449,15 +446,7 @@ fn probe_wins(
         .flat_map(|p| std::iter::repeat_n(p.clone(), n))
         .collect();
     let tasks = &|i: usize, _: &mut rand_chacha::ChaCha8Rng| probe[i % n].task.clone();
-    let runs = run_plans(
-        &all,
-        tasks,
-        &ctx.robot,
-        &ctx.sim,
-        ctx.cfg.cem.segment_s,
-        seed,
-        Some(ctx.cfg.threads),
-    )?;
+    let runs = ctx.run_plans(&all, tasks, ctx.cfg.cem.segment_s, seed)?;
     let wins = runs
         .chunks(n.max(1))
         .map(|c| c.iter().filter(|e| e.outcome.success).count())

@@ -34,8 +34,10 @@ use std::time::Instant;
 use policy::executor::RolloutExecutor;
 use policy::tokenizer::Tokenizer;
 use policy::{ModelConfig, Policy};
+use rand_chacha::ChaCha8Rng;
 use robots::Manipulator;
-use sim::SimConfig;
+use sim::task::TaskSpec;
+use sim::{Episode, SimConfig};
 use tch::Device;
 
 pub use config::{Curriculum, EvolveConfig, SynthConfig};
@@ -43,6 +45,8 @@ pub use run_dir::RunDir;
 pub use state::{GenerationRecord, RunState};
 
 use crate::error::{Result, SkillsError};
+use crate::explorer;
+use crate::plan_jobs::{PlanExecutor, PlanJob};
 use crate::tree::SkillTree;
 
 /// Everything a generation reads.
@@ -61,6 +65,8 @@ pub struct Context {
     pub closure: BTreeSet<String>,
     /// Where policy rollouts run when not here (a simulation farm); `None`: this machine.
     pub executor: Option<Arc<dyn RolloutExecutor>>,
+    /// Where plan episodes (search candidates, plan probes) run when not here.
+    pub plan_executor: Option<Arc<dyn PlanExecutor>>,
 }
 
 impl Context {
@@ -69,6 +75,33 @@ impl Context {
         learner::Runs {
             threads: self.cfg.threads,
             executor: self.executor.as_deref(),
+        }
+    }
+
+    /// `plans[i]` on `tasks(i, rng)` for every i, seeded as a batch seeded `batch_seed`
+    /// ([`explorer::run_plans`]), here or on the plan executor.
+    pub fn run_plans(
+        &self,
+        plans: &[Vec<f64>],
+        tasks: &(dyn Fn(usize, &mut ChaCha8Rng) -> TaskSpec + Sync),
+        segment_s: f64,
+        batch_seed: u64,
+    ) -> Result<Vec<Episode>> {
+        match &self.plan_executor {
+            Some(executor) if !plans.is_empty() => {
+                let robot = (self.cfg.robot.as_str(), self.robot.as_ref());
+                let job = PlanJob::of(robot, &self.sim, segment_s, plans, tasks, batch_seed);
+                executor.run(&job).map_err(|e| SkillsError::run("farm", e))
+            }
+            _ => Ok(explorer::run_plans(
+                plans,
+                tasks,
+                &self.robot,
+                &self.sim,
+                segment_s,
+                batch_seed,
+                Some(self.cfg.threads),
+            )?),
         }
     }
 }
@@ -163,6 +196,7 @@ pub fn prepare(dir: &Path, cfg: EvolveConfig, resume: bool) -> Result<Context> {
         dir,
         closure,
         executor: None,
+        plan_executor: None,
     })
 }
 

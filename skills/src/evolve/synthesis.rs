@@ -20,7 +20,6 @@ use super::learner::{run_policy, sample_variants, SampledRuns};
 use super::state::{GenerationRecord, Origin, RunState, SkillState, TrackedVariant};
 use super::{Context, Event};
 use crate::error::Result;
-use crate::explorer::run_plans;
 use crate::signals::Signal;
 use crate::tree::Skill;
 
@@ -170,15 +169,7 @@ fn validate(
                 })
                 .collect();
             let tasks = &|i: usize, _: &mut ChaCha8Rng| candidates[i / attempts].task.clone();
-            Ok(run_plans(
-                &plans,
-                tasks,
-                &ctx.robot,
-                &ctx.sim,
-                cfg.cem.segment_s,
-                seed,
-                Some(cfg.threads),
-            )?)
+            ctx.run_plans(&plans, tasks, cfg.cem.segment_s, seed)
         }
         (None, Some(policy)) => {
             let runs = sample_variants(
