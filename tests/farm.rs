@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use certs::write_certs;
 use common::farm::{
-    endpoint, router, spawn, wait_for_workers, wait_for_workers_with, worker, Proc,
+    endpoint, members, router, spawn, wait_for_workers, wait_for_workers_with, worker, Proc,
 };
 use common::{coevolve, json};
 
@@ -32,7 +32,7 @@ const SEED: &str = "5";
 fn wait_for_orchestrator(at: &str, field: &str) {
     let start = Instant::now();
     loop {
-        let seen = farm::members(at, &[]).is_some_and(|members| {
+        let seen = members(at, &[]).is_some_and(|members| {
             members
                 .iter()
                 .any(|m| m["role"] == "orchestrator" && m[field].as_u64().unwrap_or(0) > 0)
