@@ -789,9 +789,12 @@ impl Multibody {
                 // Only the ancestors' DoFs and this link's own move it: its columns past
                 // `w` are zero (links come parent-first with contiguous assembly ids).
                 let w = link.assembly_id + link.joint.ndofs();
-                link_j.columns_mut(w, self.ndofs - w).fill(0.0);
+                // Column-major storage: the first `w` columns are one contiguous prefix.
+                let rows = link_j.nrows();
+                let (head, tail) = link_j.as_mut_slice().split_at_mut(w * rows);
+                tail.fill(0.0);
+                head.copy_from_slice(&parent_j.as_slice()[..w * rows]);
                 let mut link_j = link_j.columns_mut(0, w);
-                link_j.copy_from(&parent_j.columns(0, w));
 
                 {
                     let mut link_j_v = link_j.fixed_rows_mut::<DIM>(0);
@@ -802,7 +805,7 @@ impl Multibody {
                     link_j_v.gemm(1.0, &shift_tr, &parent_j_w, 1.0);
                 }
             } else {
-                self.body_jacobians[i].fill(0.0);
+                self.body_jacobians[i].as_mut_slice().fill(0.0);
                 parent_to_world = Pose::IDENTITY;
             }
 
@@ -837,8 +840,8 @@ impl Multibody {
             self.augmented_mass = DMatrix::zeros(self.ndofs, self.ndofs);
             self.acc_augmented_mass = DMatrix::zeros(self.ndofs, self.ndofs);
         } else {
-            self.augmented_mass.fill(0.0);
-            self.acc_augmented_mass.fill(0.0);
+            self.augmented_mass.as_mut_slice().fill(0.0);
+            self.acc_augmented_mass.as_mut_slice().fill(0.0);
         }
 
         self.augmented_mass_indices.clear();
@@ -933,13 +936,16 @@ impl Multibody {
                 let (coriolis_v, parent_coriolis_v) = self.coriolis_v.index_mut2(i, parent_id);
                 let (coriolis_w, parent_coriolis_w) = self.coriolis_w.index_mut2(i, parent_id);
 
-                coriolis_v.columns_mut(w, self.ndofs - w).fill(0.0);
-                coriolis_w.columns_mut(w, self.ndofs - w).fill(0.0);
+                // Column-major storage: the first `w` columns are one contiguous prefix.
+                let (head, tail) = coriolis_v.as_mut_slice().split_at_mut(w * DIM);
+                tail.fill(0.0);
+                head.copy_from_slice(&parent_coriolis_v.as_slice()[..w * DIM]);
+                let (head, tail) = coriolis_w.as_mut_slice().split_at_mut(w * ANG_DIM);
+                tail.fill(0.0);
+                head.copy_from_slice(&parent_coriolis_w.as_slice()[..w * ANG_DIM]);
                 let mut coriolis_v = coriolis_v.columns_mut(0, w);
                 let mut coriolis_w = coriolis_w.columns_mut(0, w);
                 let parent_coriolis_w = parent_coriolis_w.columns(0, w);
-                coriolis_v.copy_from(&parent_coriolis_v.columns(0, w));
-                coriolis_w.copy_from(&parent_coriolis_w);
 
                 // [c1 - c0].gcross() * (JDot + JDot/u * qdot)"
                 let shift_cross_tr = vect_to_na(link.shift02).gcross_matrix_tr();
@@ -990,8 +996,8 @@ impl Multibody {
                     }
                 }
             } else {
-                self.coriolis_v[i].fill(0.0);
-                self.coriolis_w[i].fill(0.0);
+                self.coriolis_v[i].as_mut_slice().fill(0.0);
+                self.coriolis_w[i].as_mut_slice().fill(0.0);
             }
 
             let mut coriolis_v = self.coriolis_v[i].columns_mut(0, w);
