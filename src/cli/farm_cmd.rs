@@ -138,6 +138,8 @@ fn worker(args: &WorkerArgs) -> anyhow::Result<()> {
     let slots = args
         .slots
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // Before joining: joining waits for the router.
+    anyhow::ensure!(slots >= 1, "--slots {slots}: must be at least 1");
     eprintln!("farm worker: joining {}", args.net.connect.join(", "));
     let session = args
         .net
