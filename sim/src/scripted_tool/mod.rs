@@ -7,7 +7,8 @@
 //! pancake (pushed to the far wall if it does not ride up at once) is on the blade; the blade
 //! levels and rises. That is the scoop. A flip then carries the pancake back, lowers it to
 //! just above the floor and turns the blade about a line under the pancake's far rim like a
-//! page, pushes on, and backs away.
+//! page, pushes on, and backs away. A toss (`ToolScript::toss`, `toss.rs`) throws it instead:
+//! the blade swings up fast under it and pulls away, and the pancake turns over in the air.
 
 use std::sync::Arc;
 
@@ -21,6 +22,9 @@ use crate::scene::props::SPATULA_PARTS;
 use crate::scripted::ee_delta_action;
 use crate::state::Observation;
 use crate::task::{ObjectKind, SkillKind, TaskSpec};
+
+mod toss;
+pub use toss::{run_toss, TossScript, TossSetting};
 
 /// How the reference moves the spatula (lengths in m, angles in rad, times in s).
 #[derive(Clone, Debug, PartialEq)]
@@ -55,6 +59,8 @@ pub struct ToolScript {
     pub flip_push_m: f64,
     /// Flip: how far the blade backs away (and rises) after the turn.
     pub flip_retreat_m: f64,
+    /// Flip by a throw instead of the turn (none: the quasi-static turn).
+    pub toss: Option<TossScript>,
 }
 
 impl Default for ToolScript {
@@ -74,6 +80,7 @@ impl Default for ToolScript {
             flip_turn_s: 2.0,
             flip_push_m: 0.03,
             flip_retreat_m: 0.06,
+            toss: None,
         }
     }
 }
@@ -394,7 +401,10 @@ impl Controller for ScriptedTool {
         let t = self.step as f64 * self.control_dt_s;
         if self.task.skill == SkillKind::Flip && !self.turn_planned && t >= self.plan_duration_s() {
             self.turn_planned = true;
-            self.plan_turn(obs);
+            match self.script.toss.clone() {
+                Some(toss) => self.plan_toss(obs, &toss),
+                None => self.plan_turn(obs),
+            }
         }
         let Some(goal) = self.target(self.step) else {
             return ee_delta_action(&Vector3::zeros(), &Vector3::zeros(), 1.0, &self.scale);
