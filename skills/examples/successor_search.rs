@@ -3,6 +3,7 @@
 //! and without reopening the last gripper event; prints successes per CEM iteration.
 //!
 //! `cargo run --release -p coevolve-skills --example successor_search -- RUN FROM TO [ITERATIONS]`
+//! (`OUT=dir`: the successes of the search with reopening written there as an episode store).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -40,5 +41,13 @@ fn main() {
         .unwrap();
         let per: Vec<usize> = result.history.iter().map(|h| h.successes).collect();
         println!("{from} → {to}, reopen last gripper {reopen}: successes per iteration {per:?}");
+        // OUT=dir: the successes of the search with reopening, as an episode store.
+        if let (true, Ok(out)) = (reopen, std::env::var("OUT")) {
+            sim::store::EpisodeWriter::new(out, "successor_search", &sim)
+                .unwrap()
+                .with_robot_name("ur5e")
+                .write_batch(&result.successes)
+                .unwrap();
+        }
     }
 }

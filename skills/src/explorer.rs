@@ -15,18 +15,18 @@ use rand_chacha::ChaCha8Rng;
 use robots::Manipulator;
 use serde::{Deserialize, Serialize};
 use sim::config::ActionScale;
-use sim::scripted::{ee_delta_action, top_down_error};
-use sim::state::{iso_from_pose7, Observation};
 use sim::task::{SkillKind, TaskSpec, ToolKind};
-use sim::{Action, BatchConfig, Controller, Episode, EpisodeBatch, EpisodeInfo, SimConfig};
+use sim::{BatchConfig, Controller, Episode, EpisodeBatch, EpisodeInfo, SimConfig};
 
 use crate::tool_plan::{
     initial_tool_plan, ToolPlanController, PER_TOOL_KEYFRAME, PITCH_PARAM, PITCH_WIDEN_STD_RAD,
 };
 use crate::tree::Skill;
 
+pub use crate::plan_controller::PlanController;
+
 /// Parameters per keyframe: offset x, y, z (m) and gripper.
-const PER_KEYFRAME: usize = 4;
+pub(crate) const PER_KEYFRAME: usize = 4;
 
 /// What a plan's parameters mean: gripper keyframes (`PlanController`) or tool keyframes
 /// (`tool_plan::ToolPlanController`, for skills whose tasks mount the spatula).
@@ -247,45 +247,6 @@ impl PlanDistribution {
     }
 }
 
-/// Follows one plan through one episode.
-#[derive(Debug)]
-pub struct PlanController {
-    robot: Arc<Manipulator>,
-    world_from_root: nalgebra::Isometry3<f64>,
-    scale: ActionScale,
-    /// (world target, gripper) per keyframe, and the grasp yaw.
-    keyframes: Vec<(Vector3<f64>, f64)>,
-    yaw: f64,
-    segment_steps: usize,
-    step: usize,
-}
-
-impl PlanController {
-    pub fn new(info: &EpisodeInfo<'_>, params: &[f64], segment_s: f64, scale: ActionScale) -> Self {
-        let (first, second, object_yaw) = plan_anchors(info.task);
-        let k = params.len() / PER_KEYFRAME;
-        let quarter = std::f64::consts::FRAC_PI_2;
-        let base_yaw = object_yaw - (object_yaw / quarter).round() * quarter;
-        let keyframes = (0..k)
-            .map(|i| {
-                let p = &params[i * PER_KEYFRAME..][..PER_KEYFRAME];
-                let anchor = if 2 * i < k { first } else { second };
-                let gripper = if p[3] > GRIPPER_THRESHOLD { 1.0 } else { 0.0 };
-                (anchor + Vector3::new(p[0], p[1], p[2]), gripper)
-            })
-            .collect();
-        PlanController {
-            robot: info.robot.clone(),
-            world_from_root: info.world_from_root,
-            scale,
-            keyframes,
-            yaw: base_yaw + params.last().copied().unwrap_or(0.0),
-            segment_steps: ((segment_s / info.control_dt_s).round() as usize).max(1),
-            step: 0,
-        }
-    }
-}
-
 /// A plan's anchors in `task`: the goal object's start (the first half of the keyframes), the
 /// goal's target (zone centre, or 5 cm above the support object; the second half), and the
 /// object's yaw.
@@ -317,32 +278,9 @@ pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
     (first, second, object.map_or(0.0, |o| o.pose.rpy_rad[2]))
 }
 
-impl PlanController {
-    /// Starts the plan at keyframe `first` (taking over an episode another controller began).
-    pub fn starting_at(mut self, first: usize) -> Self {
-        self.step = first.min(self.keyframes.len()) * self.segment_steps;
-        self
-    }
-}
-
 /// Keyframes in `plan`.
 pub fn plan_keyframes(plan: &[f64]) -> usize {
     plan.len() / PER_KEYFRAME
-}
-
-impl Controller for PlanController {
-    fn act(&mut self, obs: &Observation) -> Action {
-        let i = (self.step / self.segment_steps).min(self.keyframes.len().saturating_sub(1));
-        self.step += 1;
-        let Some((goal, gripper)) = self.keyframes.get(i).copied() else {
-            // An empty plan holds still with the gripper open.
-            let here = iso_from_pose7(&obs.world_from_ee).translation.vector;
-            let (dp, dr) = top_down_error(&self.robot, &self.world_from_root, obs, &here, self.yaw);
-            return ee_delta_action(&dp, &dr, 1.0, &self.scale);
-        };
-        let (dp, dr) = top_down_error(&self.robot, &self.world_from_root, obs, &goal, self.yaw);
-        ee_delta_action(&dp, &dr, gripper, &self.scale)
-    }
 }
 
 /// One CEM iteration's figures.
@@ -376,7 +314,7 @@ pub fn broken_count<'a>(episodes: impl Iterator<Item = &'a Episode>) -> usize {
 }
 
 /// A keyframe's gripper opens when its parameter is above this.
-const GRIPPER_THRESHOLD: f64 = 0.5;
+pub(crate) const GRIPPER_THRESHOLD: f64 = 0.5;
 /// Least spread of the last keyframe's gripper parameter after widening.
 const GRIPPER_REOPEN_STD: f64 = 0.5;
 

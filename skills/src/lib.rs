@@ -8,6 +8,7 @@
 pub mod error;
 pub mod evolve;
 pub mod explorer;
+pub mod plan_controller;
 pub mod plan_jobs;
 pub mod report;
 pub mod signals;

@@ -122,12 +122,6 @@ struct Timing {
     action_scale: sim::config::ActionScale,
 }
 
-impl Timing {
-    fn segment_steps(&self) -> usize {
-        ((self.segment_s / self.dt_s).round() as usize).max(1)
-    }
-}
-
 fn goal_half(plan: &[f64]) -> usize {
     plan_keyframes(plan).div_ceil(2)
 }
@@ -187,16 +181,15 @@ impl HandoffEpisode<'_> {
                     0
                 };
                 let max_steps = (run.task.max_duration_s / t.dt_s).ceil() as usize;
+                let plan =
+                    PlanController::new(&s.info(), &run.plan, t.segment_s, t.action_scale.clone());
                 if *held_steps < hold_steps {
-                    let suffix_steps =
-                        (plan_keyframes(&run.plan) - goal_half(&run.plan)) * t.segment_steps();
-                    if s.steps_taken() + suffix_steps >= max_steps {
+                    if s.steps_taken() + plan.steps_from(goal_half(&run.plan)) >= max_steps {
                         self.mode = Mode::Abandoned;
                     }
                     return;
                 }
-                PlanController::new(&s.info(), &run.plan, t.segment_s, t.action_scale.clone())
-                    .starting_at(goal_half(&run.plan))
+                plan.starting_at(goal_half(&run.plan))
             }
             Takeover::AtStep(step) => {
                 if s.steps_taken() < step {
