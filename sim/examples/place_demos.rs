@@ -6,8 +6,8 @@
 //! to the zone or 5 cm).
 //!
 //! `SPLIT=OUT` also writes each directory's episodes into the stores `OUT/hindsight` (the zone
-//! moved under where the cube came to rest), `OUT/refined` (joint-position replays) and
-//! `OUT/raw` (the rest).
+//! moved under where the cube came to rest), `OUT/dropped` (the gripper opens with the cube more
+//! than 2 cm up), `OUT/refined` (joint-position replays) and `OUT/raw` (the rest).
 //!
 //! `cargo run --release -p coevolve-sim --example place_demos -- DIR...`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
@@ -53,22 +53,28 @@ fn describe(e: &Episode) -> Option<(f64, f64, f64, f64, bool)> {
     ))
 }
 
-/// Writes `episodes` into the stores `out/{hindsight,refined,raw}`.
+/// Writes `episodes` into the stores `out/{hindsight,dropped,refined,raw}`.
 fn split(episodes: &[&Episode], out: &std::path::Path, like: &sim::store::EpisodeFile) {
-    let mut parts: [(&str, Vec<Episode>); 3] =
-        [("hindsight", vec![]), ("refined", vec![]), ("raw", vec![])];
+    let mut parts: [(&str, Vec<Episode>); 4] = [
+        ("hindsight", vec![]),
+        ("dropped", vec![]),
+        ("refined", vec![]),
+        ("raw", vec![]),
+    ];
     for e in episodes {
         let refined = e
             .steps
             .iter()
             .any(|s| matches!(s.action, Action::JointPosition { .. }));
-        let moved_zone = describe(e).is_some_and(|d| d.3 < 0.01);
-        let i = if moved_zone {
+        let d = describe(e);
+        let i = if d.is_some_and(|d| d.3 < 0.01) {
             0
-        } else if refined {
+        } else if d.is_some_and(|d| d.1 > 0.02) {
             1
-        } else {
+        } else if refined {
             2
+        } else {
+            3
         };
         parts[i].1.push((*e).clone());
     }
