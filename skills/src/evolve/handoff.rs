@@ -111,6 +111,8 @@ struct HandoffEpisode<'a> {
     stepper: EpisodeStepper,
     mode: Mode,
     takeover_at: Option<usize>,
+    /// The most control steps the plan's goal half takes (transit included).
+    goal_steps: usize,
     actions: &'a Stats,
     timing: &'a Timing,
 }
@@ -181,15 +183,14 @@ impl HandoffEpisode<'_> {
                     0
                 };
                 let max_steps = (run.task.max_duration_s / t.dt_s).ceil() as usize;
-                let plan =
-                    PlanController::new(&s.info(), &run.plan, t.segment_s, t.action_scale.clone());
                 if *held_steps < hold_steps {
-                    if s.steps_taken() + plan.steps_from(goal_half(&run.plan)) >= max_steps {
+                    if s.steps_taken() + self.goal_steps >= max_steps {
                         self.mode = Mode::Abandoned;
                     }
                     return;
                 }
-                plan.starting_at(goal_half(&run.plan))
+                PlanController::new(&s.info(), &run.plan, t.segment_s, t.action_scale.clone())
+                    .starting_at(goal_half(&run.plan))
             }
             Takeover::AtStep(step) => {
                 if s.steps_taken() < step {
@@ -229,6 +230,13 @@ pub fn run_handoffs(
         .into_iter()
         .zip(runs)
         .map(|(stepper, run)| HandoffEpisode {
+            goal_steps: PlanController::new(
+                &stepper.info(),
+                &run.plan,
+                timing.segment_s,
+                timing.action_scale.clone(),
+            )
+            .steps_from(goal_half(&run.plan)),
             run,
             stepper,
             mode: Mode::Policy { held_steps: 0 },
