@@ -16,6 +16,51 @@ pub const LIFTED_M: f64 = 0.01;
 pub const SCOOP_HEIGHT_M: f64 = 0.05;
 /// A robot-table contact above this force counts as a collision (N).
 pub const TABLE_COLLISION_N: f64 = 1.0;
+/// Most a released goal object may fall after a finger last touched it for a place or stack to
+/// count: a place is a set-down, not a drop (m).
+pub const MAX_DROP_M: f64 = 0.02;
+
+/// The goal object's height when a finger last touched it, followed over an episode, for the
+/// skills that release it (place, stack): their success also needs the object set down.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SetDown {
+    last_touch_z_m: Option<f64>,
+}
+
+impl SetDown {
+    /// Takes in the state at the end of a step.
+    pub fn observe(&mut self, task: &TaskSpec, s: &PhysicsState) {
+        let Some(o) = goal_object(task) else {
+            return;
+        };
+        let touched = s
+            .contacts
+            .finger_touch
+            .iter()
+            .any(|f| f.get(o).copied().unwrap_or(false));
+        if let (true, Some(obj)) = (touched, s.objects.get(o)) {
+            self.last_touch_z_m = Some(obj.position_m().z);
+        }
+    }
+
+    /// Whether `s` passes the set-down rule: the task releases nothing, or its object has
+    /// fallen at most [`MAX_DROP_M`] since a finger last touched it.
+    pub fn holds(&self, task: &TaskSpec, s: &PhysicsState) -> bool {
+        if !matches!(task.skill, SkillKind::Place | SkillKind::Stack) {
+            return true;
+        }
+        let now = goal_object(task).and_then(|o| s.objects.get(o));
+        match (self.last_touch_z_m, now) {
+            (Some(z), Some(obj)) => z - obj.position_m().z <= MAX_DROP_M,
+            _ => true,
+        }
+    }
+}
+
+fn goal_object(task: &TaskSpec) -> Option<usize> {
+    task.goal.object.as_deref().and_then(|n| task.object_index(n))
+}
+
 
 /// Weights of the dense reward terms.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

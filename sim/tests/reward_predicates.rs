@@ -1,7 +1,7 @@
 //! Success predicates and reward terms on hand-set physics states.
 
 use sim::library::{sample_task, TaskRanges};
-use sim::reward::{Failure, Judge, RewardWeights};
+use sim::reward::{Failure, Judge, RewardWeights, SetDown};
 use sim::scene::contacts::ContactSummary;
 use sim::state::{ObjectState, PhysicsState};
 use sim::{SkillKind, TaskSpec};
@@ -256,4 +256,32 @@ fn penalties_for_table_contact_limits_and_energy() {
         + r.joint_limit
         + r.energy;
     assert!((r.total - sum).abs() < 1e-12);
+}
+
+#[test]
+fn a_place_is_a_set_down_not_a_drop() {
+    let t = task(SkillKind::Place);
+    let start = t.objects[0].pose.xyz_m;
+    let held_at = |dz: f64| {
+        let mut s = state(&t, [start[0], start[1], start[2] + dz]);
+        s.objects[0] = object_at([start[0], start[1], start[2] + dz]);
+        s.contacts.finger_touch[0][0] = true;
+        s.contacts.finger_touch[1][0] = true;
+        s
+    };
+    let resting = state(&t, [start[0], start[1], start[2] + 0.1]);
+    // Let go 1 cm up: set down.
+    let mut gentle = SetDown::default();
+    gentle.observe(&t, &held_at(0.01));
+    gentle.observe(&t, &resting);
+    assert!(gentle.holds(&t, &resting));
+    // Let go 8 cm up: dropped, however still it comes to rest.
+    let mut dropped = SetDown::default();
+    dropped.observe(&t, &held_at(0.08));
+    dropped.observe(&t, &resting);
+    assert!(!dropped.holds(&t, &resting));
+    // Never touched (nothing was let go) and skills that release nothing: no rule.
+    assert!(SetDown::default().holds(&t, &resting));
+    let lift = task(SkillKind::Lift);
+    assert!(dropped.holds(&lift, &resting));
 }

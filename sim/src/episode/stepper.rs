@@ -10,7 +10,7 @@ use super::{Episode, EpisodeInfo, Outcome, StepRecord};
 use crate::config::SimConfig;
 use crate::control::Action;
 use crate::error::Result;
-use crate::reward::Judge;
+use crate::reward::{Judge, SetDown};
 use crate::scene::Scene;
 use crate::state::{Observation, PhysicsState};
 use crate::task::TaskSpec;
@@ -32,6 +32,7 @@ pub struct EpisodeStepper {
     max_steps: usize,
     hold_steps: usize,
     held_since: Option<(usize, f64)>,
+    set_down: SetDown,
     /// Physics steps already taken in the current control period.
     substep: usize,
     done: bool,
@@ -74,6 +75,7 @@ impl EpisodeStepper {
             max_steps,
             hold_steps: (task.goal.hold_s / dt).round() as usize,
             held_since: None,
+            set_down: SetDown::default(),
             substep: 0,
             done: max_steps == 0,
         })
@@ -191,7 +193,10 @@ impl EpisodeStepper {
         crate::throughput::count_control_period(self.config.substeps());
         let invalid = self.scene.health_problem(&state);
         let failure = judge.failure(&state);
-        let success_now = invalid.is_none() && judge.success(&state);
+        self.set_down.observe(&self.task, &state);
+        let success_now = invalid.is_none()
+            && judge.success(&state)
+            && self.set_down.holds(&self.task, &state);
         self.observation = self.scene.observe(&state, !self.config.cameras.is_empty());
         self.steps.push(StepRecord {
             action,
