@@ -58,9 +58,11 @@ impl SetDown {
 }
 
 fn goal_object(task: &TaskSpec) -> Option<usize> {
-    task.goal.object.as_deref().and_then(|n| task.object_index(n))
+    task.goal
+        .object
+        .as_deref()
+        .and_then(|n| task.object_index(n))
 }
-
 
 /// Weights of the dense reward terms.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

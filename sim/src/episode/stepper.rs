@@ -194,9 +194,8 @@ impl EpisodeStepper {
         let invalid = self.scene.health_problem(&state);
         let failure = judge.failure(&state);
         self.set_down.observe(&self.task, &state);
-        let success_now = invalid.is_none()
-            && judge.success(&state)
-            && self.set_down.holds(&self.task, &state);
+        let success_now =
+            invalid.is_none() && judge.success(&state) && self.set_down.holds(&self.task, &state);
         self.observation = self.scene.observe(&state, !self.config.cameras.is_empty());
         self.steps.push(StepRecord {
             action,
