@@ -16,12 +16,14 @@ pub const LIFTED_M: f64 = 0.01;
 pub const SCOOP_HEIGHT_M: f64 = 0.05;
 /// A robot-table contact above this force counts as a collision (N).
 pub const TABLE_COLLISION_N: f64 = 1.0;
-/// Most a released goal object may fall after a finger last touched it for a place or stack to
-/// count: a place is a set-down, not a drop (m).
+/// Most a released goal object may fall after the gripper last held it (every finger touching)
+/// for a place or stack to count: a place is a set-down, not a drop (m).
 pub const MAX_DROP_M: f64 = 0.02;
 
-/// The goal object's height when a finger last touched it, followed over an episode, for the
-/// skills that release it (place, stack): their success also needs the object set down.
+/// The goal object's height when the gripper last held it (every finger touching it), followed
+/// over an episode, for the skills that release it (place, stack): their success also needs the
+/// object set down. A hold, not any touch: a cube let go high up slides down one finger and
+/// leaves it near the table.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SetDown {
     last_touch_z_m: Option<f64>,
@@ -33,20 +35,17 @@ impl SetDown {
         let Some(o) = goal_object(task) else {
             return;
         };
-        let touched = s
-            .contacts
-            .finger_touch
-            .iter()
-            .any(|f| f.get(o).copied().unwrap_or(false));
-        if let (true, Some(obj)) = (touched, s.objects.get(o)) {
+        let fingers = &s.contacts.finger_touch;
+        let held = fingers.len() >= 2 && fingers.iter().all(|f| f.get(o).copied().unwrap_or(false));
+        if let (true, Some(obj)) = (held, s.objects.get(o)) {
             self.last_touch_z_m = Some(obj.position_m().z);
         }
     }
 
     /// Whether `s` passes the set-down rule: the task releases nothing, or its object has
-    /// fallen at most [`MAX_DROP_M`] since a finger last touched it.
+    /// fallen at most [`MAX_DROP_M`] since the gripper last held it.
     pub fn holds(&self, task: &TaskSpec, s: &PhysicsState) -> bool {
-        if !matches!(task.skill, SkillKind::Place | SkillKind::Stack) {
+        if !task.skill.sets_down() {
             return true;
         }
         let now = goal_object(task).and_then(|o| s.objects.get(o));

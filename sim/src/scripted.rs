@@ -291,7 +291,7 @@ impl Controller for ScriptedPickPlace {
             dp.norm() < POS_TOL_M && dr.norm() < ROT_TOL_RAD && tracking_m < TRACKING_TOL_M;
         self.phase_steps += 1;
         let t = self.phase_steps as f64 * self.control_dt_s;
-        let places = matches!(self.task.skill, SkillKind::Place | SkillKind::Stack);
+        let places = self.task.skill.sets_down();
         let next = match self.phase {
             Phase::Approach if reached || t > 4.0 => Some(Phase::Descend),
             Phase::Descend if reached || t > 2.0 => Some(Phase::Close),

@@ -48,6 +48,11 @@ impl SkillKind {
         }
     }
 
+    /// The skill carries its object to a target and sets it down there (place, stack).
+    pub fn sets_down(self) -> bool {
+        matches!(self, SkillKind::Place | SkillKind::Stack)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SkillKind::Reach => "reach",

@@ -280,6 +280,14 @@ fn a_place_is_a_set_down_not_a_drop() {
     dropped.observe(&t, &held_at(0.08));
     dropped.observe(&t, &resting);
     assert!(!dropped.holds(&t, &resting));
+    // Let go 8 cm up, sliding down one finger to 1 cm up: still a drop (one finger is no hold).
+    let mut slid = SetDown::default();
+    slid.observe(&t, &held_at(0.08));
+    let mut sliding = held_at(0.01);
+    sliding.contacts.finger_touch[1][0] = false;
+    slid.observe(&t, &sliding);
+    slid.observe(&t, &resting);
+    assert!(!slid.holds(&t, &resting));
     // Never touched (nothing was let go) and skills that release nothing: no rule.
     assert!(SetDown::default().holds(&t, &resting));
     let lift = task(SkillKind::Lift);

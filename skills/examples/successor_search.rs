@@ -1,9 +1,11 @@
 //! Diagnostic: the search for a successor skill warm-started from a prerequisite's plan
-//! distribution saved in a run's `state.json` (e.g. lift from grasp, place from lift), with
-//! and without reopening the last gripper event; prints successes per CEM iteration.
+//! distribution saved in a run's `state.json` (e.g. lift from grasp, place from lift, set down
+//! as the loop starts it), with and without reopening the last gripper event; prints successes
+//! per CEM iteration.
 //!
 //! `cargo run --release -p coevolve-skills --example successor_search -- RUN FROM TO [ITERATIONS]`
-//! (`OUT=dir`: the successes of the search with reopening written there as an episode store).
+//! (`OUT=dir`: the successes of the search with reopening written there as an episode store;
+//! `MEAN=n`: instead the start's mean plan on n tasks, every episode written to `OUT`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -21,8 +23,39 @@ fn main() {
     let start = state.skills[from.as_str()].search.clone().unwrap();
     let tree = SkillTree::default_tree().unwrap();
     let skill = tree.get(to).unwrap();
+    // As the loop starts a skill that sets its object down from a prerequisite's plan.
+    let start = if from != to && skill.kind.sets_down() {
+        start.set_down()
+    } else {
+        start
+    };
     let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
     let sim = Arc::new(sim::SimConfig::default());
+    // MEAN=n: the start's mean plan run on n tasks, every episode written to OUT (or printed).
+    if let Ok(n) = std::env::var("MEAN") {
+        let plans = vec![start.mean.clone(); n.parse().unwrap()];
+        let cfg = CemConfig::default();
+        let episodes = skills::explorer::run_plans(
+            &plans,
+            &|_, rng| skill.sample_task(rng),
+            &robot,
+            &sim,
+            cfg.segment_s,
+            7,
+            Some(2),
+        )
+        .unwrap();
+        let wins = episodes.iter().filter(|e| e.outcome.success).count();
+        println!("{from} → {to}, mean plan: {wins} of {} succeed", episodes.len());
+        if let Ok(out) = std::env::var("OUT") {
+            sim::store::EpisodeWriter::new(out, "successor_search", &sim)
+                .unwrap()
+                .with_robot_name("ur5e")
+                .write_batch(&episodes)
+                .unwrap();
+        }
+        return;
+    }
     for reopen in [false, true] {
         let cfg = CemConfig {
             iterations,

@@ -15,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use robots::Manipulator;
 use serde::{Deserialize, Serialize};
 use sim::config::ActionScale;
-use sim::task::{SkillKind, TaskSpec, ToolKind};
+use sim::task::{ObjectSpec, SkillKind, TaskSpec, ToolKind, ZoneSpec};
 use sim::{BatchConfig, Controller, Episode, EpisodeBatch, EpisodeInfo, SimConfig};
 
 use crate::tool_plan::{
@@ -223,6 +223,38 @@ impl PlanDistribution {
         out
     }
 
+    /// Where a search for a skill that sets its object down (place, stack) starts from a
+    /// prerequisite's plan (place from lift): the approach and grasp kept, and every goal-half
+    /// keyframe put where the gripper closed on the object (offset from the object's start; the
+    /// goal half's anchor is where the object rests at the target) with that keyframe's spread,
+    /// the gripper closed until the last keyframe opens it and rises `SET_DOWN_RETREAT_M` (an
+    /// open gripper left around the object, fingertips on the table, may not let go of it). A
+    /// lift carries the object high, and letting go up there is a drop, which the judge does not
+    /// count as a place.
+    pub fn set_down(&self) -> PlanDistribution {
+        let mut out = self.clone();
+        let (k, half) = (self.keyframes(), self.keyframes().div_ceil(2));
+        if self.layout != PlanLayout::Gripper || half == 0 || half >= k {
+            return out;
+        }
+        // A keyframe's gripper command holds while the TCP steers to it: the gripper closes
+        // where the keyframe before the first closed one left the TCP.
+        let closes = (0..half).find(|&i| self.mean[i * PER_KEYFRAME + 3] <= GRIPPER_THRESHOLD);
+        let grasp = closes.map_or(half - 1, |i| i.saturating_sub(1)) * PER_KEYFRAME;
+        for j in half..k {
+            let at = j * PER_KEYFRAME;
+            out.mean[at..at + 3].copy_from_slice(&self.mean[grasp..grasp + 3]);
+            out.std[at..at + 3].copy_from_slice(&self.std[grasp..grasp + 3]);
+            if j + 1 == k {
+                out.mean[at + 2] += SET_DOWN_RETREAT_M;
+                out.mean[at + 3] = 1.0;
+            } else {
+                out.mean[at + 3] = 0.0;
+            }
+        }
+        out
+    }
+
     /// Keyframes in the plan.
     pub fn keyframes(&self) -> usize {
         self.mean.len() / self.layout.per_keyframe()
@@ -248,8 +280,10 @@ impl PlanDistribution {
 }
 
 /// A plan's anchors in `task`: the goal object's start (the first half of the keyframes), the
-/// goal's target (zone centre, or 5 cm above the support object; the second half), and the
-/// object's yaw.
+/// goal's target (the second half: for place and stack where the object's centre rests once set
+/// down there, so that a keyframe holds the object at the target as the grasp keyframe held it
+/// at its start; otherwise the zone centre, or 5 cm above the support object), and the object's
+/// yaw.
 pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
     let object = task
         .goal
@@ -269,13 +303,32 @@ pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
         .and_then(|n| task.object_index(n))
         .and_then(|i| task.objects.get(i));
     let object_anchor = object.map(|o| Vector3::from(o.pose.xyz_m));
-    let target_anchor = zone
-        .map(|z| Vector3::from(z.center_m))
+        let rest = object
+        .filter(|_| task.skill.sets_down())
+        .and_then(|o| rest_at_target(task, o, zone, support));
+    let target_anchor = rest
+        .or_else(|| zone.map(|z| Vector3::from(z.center_m)))
         .or_else(|| support.map(|s| Vector3::from(s.pose.xyz_m) + Vector3::new(0.0, 0.0, 0.05)))
         .or(object_anchor);
     let first = object_anchor.or(target_anchor).unwrap_or_default();
     let second = target_anchor.unwrap_or(first);
     (first, second, object.map_or(0.0, |o| o.pose.rpy_rad[2]))
+}
+
+/// Where `object`'s centre rests once set down on the table in `zone`, or on top of `support`.
+fn rest_at_target(
+    task: &TaskSpec,
+    object: &ObjectSpec,
+    zone: Option<&ZoneSpec>,
+    support: Option<&ObjectSpec>,
+) -> Option<Vector3<f64>> {
+    let half_z = object.kind.half_extents_m()[2];
+    let on_zone = zone.map(|z| Vector3::new(z.center_m[0], z.center_m[1], task.table.top_z_m));
+    let on_support = support.map(|s| {
+        let top = s.pose.xyz_m[2] + s.kind.half_extents_m()[2];
+        Vector3::new(s.pose.xyz_m[0], s.pose.xyz_m[1], top)
+    });
+    on_zone.or(on_support).map(|p| p + Vector3::new(0.0, 0.0, half_z))
 }
 
 /// Keyframes in `plan`.
@@ -315,6 +368,8 @@ pub fn broken_count<'a>(episodes: impl Iterator<Item = &'a Episode>) -> usize {
 
 /// A keyframe's gripper opens when its parameter is above this.
 pub(crate) const GRIPPER_THRESHOLD: f64 = 0.5;
+/// How far a set-down plan's last keyframe rises as it opens the gripper (m).
+const SET_DOWN_RETREAT_M: f64 = 0.05;
 /// Least spread of the last keyframe's gripper parameter after widening.
 const GRIPPER_REOPEN_STD: f64 = 0.5;
 

@@ -14,7 +14,6 @@ use robots::Manipulator;
 use sim::config::ActionScale;
 use sim::scripted::{ee_delta_action, top_down_error};
 use sim::state::{iso_from_pose7, Observation};
-use sim::task::SkillKind;
 use sim::{Action, Controller, EpisodeInfo};
 
 use crate::explorer::{plan_anchors, GRIPPER_THRESHOLD, PER_KEYFRAME};
@@ -65,8 +64,7 @@ impl PlanController {
             })
             .collect();
         // A carrying skill's carry height: its lift height above the object's start.
-        let carry_z = matches!(info.task.skill, SkillKind::Place | SkillKind::Stack)
-            .then(|| first.z + info.task.goal.lift_height_m);
+        let carry_z = info.task.skill.sets_down().then(|| first.z + info.task.goal.lift_height_m);
         let (waypoints, keyframe_start) = waypoints(&keyframes, carry_z, segment_steps);
         PlanController {
             robot: info.robot.clone(),
