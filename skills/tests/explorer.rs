@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use rand_chacha::ChaCha8Rng;
-use skills::explorer::{cem_search, run_plans, CemConfig};
+use skills::explorer::{cem_search, run_plans, CemConfig, PlanDistribution};
 use skills::SkillTree;
 
 fn search(skill: &str, keyframes: usize, iterations: usize) -> (f64, usize) {
@@ -205,12 +205,13 @@ fn a_place_plan_carries_the_cube_over_the_table_not_along_it() {
     let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
     let sim = Arc::new(sim::SimConfig::default());
     // The shape of the searched place plans: at the cube (open), 9 cm up (closed: the grasp
-    // and the rise); 2 cm above the zone (closed), 10 cm above it (open). The straight line
-    // from the second keyframe to the third descends all the way, so the cube would drag.
+    // and the rise); where the cube rests in the zone (closed), 10 cm above it (open). The
+    // straight line from the second keyframe to the third descends all the way, so the cube
+    // would drag.
     let plan = vec![
         0.0, 0.0, 0.0, 1.0, //
         0.0, 0.0, 0.09, 0.0, //
-        0.0, 0.0, 0.02, 0.0, //
+        0.0, 0.0, 0.0, 0.0, //
         0.0, 0.0, 0.10, 1.0, //
         0.0,
     ];
@@ -222,4 +223,35 @@ fn a_place_plan_carries_the_cube_over_the_table_not_along_it() {
     eprintln!("place through the transit: {successes}/8 successes, slid while held {slid:.3?} m");
     assert!(successes >= 6, "{successes}/8");
     assert!(slid.iter().all(|m| *m < 0.04), "{slid:?}");
+}
+
+#[test]
+fn a_place_search_from_a_lift_plan_starts_with_a_set_down_not_a_drop() {
+    let tree = SkillTree::default_tree().unwrap();
+    let place = tree.get("place").unwrap();
+    let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
+    let sim = Arc::new(sim::SimConfig::default());
+    // A lift plan as the loop finds them: at the cube (open), then closing while rising 9 cm;
+    // held 5 cm and 6 cm up. Its last gripper event reopened (how a place search used to find
+    // its release) lets go 6 cm above the zone: a drop, which is no place.
+    let cfg = CemConfig::default();
+    let mut lift = PlanDistribution::initial(&cfg);
+    lift.mean = vec![
+        0.0, 0.0, -0.01, 1.0, //
+        -0.03, 0.0, 0.09, 0.0, //
+        0.0, 0.0, 0.05, 0.0, //
+        0.03, 0.0, 0.06, 1.0, //
+        0.0,
+    ];
+    let tasks = |_: usize, rng: &mut ChaCha8Rng| place.sample_task(rng);
+    let placed = |plan: &[f64]| {
+        let plans = vec![plan.to_vec(); 8];
+        let episodes = run_plans(&plans, &tasks, &robot, &sim, cfg.segment_s, 9, None).unwrap();
+        episodes.iter().filter(|e| e.outcome.success).count()
+    };
+    let dropped = placed(&lift.mean);
+    let set_down = placed(&lift.set_down().mean);
+    eprintln!("place from a lift plan: dropped {dropped}/8, set down {set_down}/8 successes");
+    assert_eq!(dropped, 0);
+    assert!(set_down >= 7, "{set_down}/8");
 }
