@@ -46,7 +46,10 @@ fn main() {
         )
         .unwrap();
         let wins = episodes.iter().filter(|e| e.outcome.success).count();
-        println!("{from} → {to}, mean plan: {wins} of {} succeed", episodes.len());
+        println!(
+            "{from} → {to}, mean plan: {wins} of {} succeed",
+            episodes.len()
+        );
         if let Ok(out) = std::env::var("OUT") {
             sim::store::EpisodeWriter::new(out, "successor_search", &sim)
                 .unwrap()

@@ -303,7 +303,7 @@ pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
         .and_then(|n| task.object_index(n))
         .and_then(|i| task.objects.get(i));
     let object_anchor = object.map(|o| Vector3::from(o.pose.xyz_m));
-        let rest = object
+    let rest = object
         .filter(|_| task.skill.sets_down())
         .and_then(|o| rest_at_target(task, o, zone, support));
     let target_anchor = rest
@@ -328,7 +328,9 @@ fn rest_at_target(
         let top = s.pose.xyz_m[2] + s.kind.half_extents_m()[2];
         Vector3::new(s.pose.xyz_m[0], s.pose.xyz_m[1], top)
     });
-    on_zone.or(on_support).map(|p| p + Vector3::new(0.0, 0.0, half_z))
+    on_zone
+        .or(on_support)
+        .map(|p| p + Vector3::new(0.0, 0.0, half_z))
 }
 
 /// Keyframes in `plan`.

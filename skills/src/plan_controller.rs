@@ -64,7 +64,11 @@ impl PlanController {
             })
             .collect();
         // A carrying skill's carry height: its lift height above the object's start.
-        let carry_z = info.task.skill.sets_down().then(|| first.z + info.task.goal.lift_height_m);
+        let carry_z = info
+            .task
+            .skill
+            .sets_down()
+            .then(|| first.z + info.task.goal.lift_height_m);
         let (waypoints, keyframe_start) = waypoints(&keyframes, carry_z, segment_steps);
         PlanController {
             robot: info.robot.clone(),
