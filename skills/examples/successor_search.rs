@@ -5,7 +5,8 @@
 //!
 //! `cargo run --release -p coevolve-skills --example successor_search -- RUN FROM TO [ITERATIONS]`
 //! (`OUT=dir`: the successes of the search with reopening written there as an episode store;
-//! `MEAN=n`: instead the start's mean plan on n tasks, every episode written to `OUT`).
+//! `MEAN=n`: instead the start's mean plan on n tasks, its successes (the first `TAKE`) written
+//! to `OUT`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -31,9 +32,10 @@ fn main() {
     };
     let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
     let sim = Arc::new(sim::SimConfig::default());
-    // MEAN=n: the start's mean plan run on n tasks, every episode written to OUT (or printed).
+    // MEAN=n: the start's mean plan run on n tasks, its successes written to OUT.
     if let Ok(n) = std::env::var("MEAN") {
         let plans = vec![start.mean.clone(); n.parse().unwrap()];
+        let take = std::env::var("TAKE").map_or(usize::MAX, |t| t.parse().unwrap());
         let cfg = CemConfig::default();
         let episodes = skills::explorer::run_plans(
             &plans,
@@ -54,7 +56,14 @@ fn main() {
             sim::store::EpisodeWriter::new(out, "successor_search", &sim)
                 .unwrap()
                 .with_robot_name("ur5e")
-                .write_batch(&episodes)
+                .write_batch(
+                    &episodes
+                        .iter()
+                        .filter(|e| e.outcome.success)
+                        .take(take)
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                )
                 .unwrap();
         }
         return;

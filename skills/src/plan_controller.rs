@@ -1,6 +1,10 @@
 //! `PlanController`: follows one gripper keyframe plan through one episode. Each keyframe is
-//! steered to for a fixed segment time. A plan that carries an object to a target (place,
-//! stack: the gripper is closed when the plan turns from the object to the target) passes
+//! steered to for a fixed segment time; a carrying skill's (place, stack) keyframe ends earlier,
+//! once the TCP has arrived and it and the gripper are still. Otherwise its demonstrations wait,
+//! still, and then move on a clock, which a policy cloned from them cannot time (place 0.16
+//! against 0.60 from the same plan moving on arrival, docs/loop-findings.md). A plan that
+//! carries an object to a target (the gripper is closed when the plan turns from the object to
+//! the target) passes
 //! between its two halves through a transit: straight up from wherever the TCP is to the carry
 //! height (the task's lift height above the object's start, or higher keyframes), then across
 //! to above the target half's first keyframe, each leg until the TCP is within
@@ -20,6 +24,14 @@ use crate::explorer::{plan_anchors, GRIPPER_THRESHOLD, PER_KEYFRAME};
 
 /// A transit leg ends when the TCP is this close to its waypoint (m).
 const TRANSIT_TOLERANCE_M: f64 = 0.015;
+/// A carrying skill's keyframe ends early once the TCP is this close to it (m) and still.
+const ARRIVAL_TOLERANCE_M: f64 = 0.01;
+/// Still: the TCP moved less than this in one control step (m) ...
+const STILL_M: f64 = 0.001;
+/// ... and the gripper opening (0 closed, 1 open) changed less than this.
+const STILL_OPENING: f64 = 0.002;
+/// A keyframe lasts at least this many control steps (its gripper command gets under way).
+const ARRIVAL_MIN_STEPS: usize = 4;
 
 /// One target of a plan.
 #[derive(Clone, Copy, Debug)]
@@ -32,6 +44,8 @@ struct Waypoint {
     transit: bool,
     /// The goal's x, y are the TCP's when the waypoint begins (straight up).
     from_here: bool,
+    /// Ends early once arrived (`ARRIVAL_TOLERANCE_M`, TCP and gripper still).
+    arrive: bool,
 }
 
 /// Follows one plan through one episode.
@@ -46,6 +60,8 @@ pub struct PlanController {
     yaw: f64,
     current: usize,
     steps_in: usize,
+    /// TCP and gripper opening at the last step.
+    last: Option<(Vector3<f64>, f64)>,
 }
 
 impl PlanController {
@@ -79,6 +95,7 @@ impl PlanController {
             yaw: base_yaw + params.last().copied().unwrap_or(0.0),
             current: 0,
             steps_in: 0,
+            last: None,
         }
     }
 
@@ -107,10 +124,19 @@ impl PlanController {
     }
 
     /// Moves past finished waypoints (never past the last) and fixes a from-here goal.
-    fn advance(&mut self, here: &Vector3<f64>) {
+    fn advance(&mut self, here: &Vector3<f64>, opening: f64) {
+        let still = self.last.is_some_and(|(p, o)| {
+            (here - p).norm() < STILL_M && (opening - o).abs() < STILL_OPENING
+        });
+        self.last = Some((*here, opening));
         while self.current + 1 < self.waypoints.len() {
             let w = self.waypoints[self.current];
-            let reached = w.transit && (here - w.goal).norm() <= TRANSIT_TOLERANCE_M;
+            let distance_m = (here - w.goal).norm();
+            let arrived = w.arrive
+                && still
+                && self.steps_in >= ARRIVAL_MIN_STEPS
+                && distance_m <= ARRIVAL_TOLERANCE_M;
+            let reached = arrived || (w.transit && distance_m <= TRANSIT_TOLERANCE_M);
             if self.steps_in < w.steps && !(reached && self.steps_in > 0) {
                 break;
             }
@@ -140,12 +166,14 @@ fn waypoints(
     let half = keyframes.len().div_ceil(2);
     let mut waypoints = Vec::with_capacity(keyframes.len() + 2);
     let mut keyframe_start = Vec::with_capacity(keyframes.len());
+    let arrive = carry_z.is_some();
     let step = |goal, gripper, transit, from_here| Waypoint {
         goal,
         gripper,
         steps: segment_steps,
         transit,
         from_here,
+        arrive,
     };
     for (i, &(goal, gripper)) in keyframes.iter().enumerate() {
         keyframe_start.push(waypoints.len());
@@ -163,7 +191,7 @@ fn waypoints(
 impl Controller for PlanController {
     fn act(&mut self, obs: &Observation) -> Action {
         let here = iso_from_pose7(&obs.world_from_ee).translation.vector;
-        self.advance(&here);
+        self.advance(&here, obs.gripper_opening);
         self.steps_in += 1;
         let Some(w) = self.waypoints.get(self.current).copied() else {
             // An empty plan holds still with the gripper open.
