@@ -16,17 +16,20 @@ pub const LIFTED_M: f64 = 0.01;
 pub const SCOOP_HEIGHT_M: f64 = 0.05;
 /// A robot-table contact above this force counts as a collision (N).
 pub const TABLE_COLLISION_N: f64 = 1.0;
-/// Most a released goal object may fall after the gripper last held it (every finger touching)
-/// for a place or stack to count: a place is a set-down, not a drop (m).
+/// Most a released goal object may fall after the gripper last held it (every finger touching,
+/// the gripper not opening) for a place or stack to count: a place is a set-down, not a drop (m).
 pub const MAX_DROP_M: f64 = 0.02;
+/// The gripper is opening when its opening (0 closed, 1 open) grew more than this in a step.
+const OPENING_EPS: f64 = 0.002;
 
-/// The goal object's height when the gripper last held it (every finger touching it), followed
-/// over an episode, for the skills that release it (place, stack): their success also needs the
-/// object set down. A hold, not any touch: a cube let go high up slides down one finger and
-/// leaves it near the table.
+/// The goal object's height when the gripper last held it (every finger touching it, the gripper
+/// not opening), followed over an episode, for the skills that release it (place, stack): their
+/// success also needs the object set down. A hold, not any touch: a cube let go high up slides
+/// down one finger, or between both as they open, and leaves them near the table.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SetDown {
-    last_touch_z_m: Option<f64>,
+    last_hold_z_m: Option<f64>,
+    last_opening: Option<f64>,
 }
 
 impl SetDown {
@@ -36,9 +39,14 @@ impl SetDown {
             return;
         };
         let fingers = &s.contacts.finger_touch;
-        let held = fingers.len() >= 2 && fingers.iter().all(|f| f.get(o).copied().unwrap_or(false));
-        if let (true, Some(obj)) = (held, s.objects.get(o)) {
-            self.last_touch_z_m = Some(obj.position_m().z);
+        let opening = self
+            .last_opening
+            .is_some_and(|o| s.gripper_opening > o + OPENING_EPS);
+        self.last_opening = Some(s.gripper_opening);
+        let touched =
+            fingers.len() >= 2 && fingers.iter().all(|f| f.get(o).copied().unwrap_or(false));
+        if let (true, false, Some(obj)) = (touched, opening, s.objects.get(o)) {
+            self.last_hold_z_m = Some(obj.position_m().z);
         }
     }
 
@@ -49,7 +57,7 @@ impl SetDown {
             return true;
         }
         let now = goal_object(task).and_then(|o| s.objects.get(o));
-        match (self.last_touch_z_m, now) {
+        match (self.last_hold_z_m, now) {
             (Some(z), Some(obj)) => z - obj.position_m().z <= MAX_DROP_M,
             _ => true,
         }

@@ -288,6 +288,16 @@ fn a_place_is_a_set_down_not_a_drop() {
     slid.observe(&t, &sliding);
     slid.observe(&t, &resting);
     assert!(!slid.holds(&t, &resting));
+    // Let go 8 cm up, sliding down between both fingers as they open: still a drop.
+    let mut opened = SetDown::default();
+    let mut closed = held_at(0.08);
+    closed.gripper_opening = 0.4;
+    opened.observe(&t, &closed);
+    let mut opening = held_at(0.01);
+    opening.gripper_opening = 0.6;
+    opened.observe(&t, &opening);
+    opened.observe(&t, &resting);
+    assert!(!opened.holds(&t, &resting));
     // Never touched (nothing was let go) and skills that release nothing: no rule.
     assert!(SetDown::default().holds(&t, &resting));
     let lift = task(SkillKind::Lift);
