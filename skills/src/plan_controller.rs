@@ -4,12 +4,12 @@
 //! still, and then move on a clock, which a policy cloned from them cannot time (place 0.16
 //! against 0.60 from the same plan moving on arrival, docs/loop-findings.md). A plan that
 //! carries an object to a target (the gripper is closed when the plan turns from the object to
-//! the target) passes
-//! between its two halves through a transit: straight up from wherever the TCP is to the carry
-//! height (the task's lift height above the object's start, or higher keyframes), then across
-//! to above the target half's first keyframe, each leg until the TCP is within
-//! `TRANSIT_TOLERANCE_M` or a segment's time has passed. Without it the search's cheapest plans
-//! drag the held cube over the table to the zone, which a policy cannot learn to repeat.
+//! the target) passes between its two halves through a transit: straight up from wherever the
+//! TCP is to the carry height (the task's lift height above the object's start, or higher
+//! keyframes), then across to above the target half's first keyframe, each leg until the TCP
+//! is within `TRANSIT_TOLERANCE_M` or a segment's time has passed. Without it the search's
+//! cheapest plans drag the held cube over the table to the zone, which a policy cannot learn to
+//! repeat.
 
 use std::sync::Arc;
 
