@@ -154,11 +154,7 @@ pub struct Judge<'a> {
 
 impl<'a> Judge<'a> {
     fn object(&self) -> Option<usize> {
-        self.task
-            .goal
-            .object
-            .as_deref()
-            .and_then(|n| self.task.object_index(n))
+        goal_object(self.task)
     }
 
     fn support(&self) -> Option<usize> {
