@@ -277,6 +277,13 @@ pub struct EvolveConfig {
     /// pool, this a grown one. 0: the budgets only.
     #[serde(default = "default_train_passes")]
     pub train_passes: f64,
+    /// When a frontier skill has gone `plateau_generations` without a held-out gain (and no
+    /// fresh start was tried in that window), the generation trains a fresh network for at
+    /// least this many steps instead of warm-starting: a network warm-started through reach,
+    /// grasp and lift does not learn place from data a fresh one learns it from (9 of 128
+    /// held-out against 89, docs/loop-findings.md). 0: always warm-start.
+    #[serde(default = "default_fresh_start_steps")]
+    pub fresh_start_steps: usize,
     /// Share of each batch drawn from mastered skills' data (with `frontier_weight` 0).
     pub replay_fraction: f64,
     /// Roll back when a skill's held-out success falls more than this below its best.
@@ -383,6 +390,7 @@ impl Default for EvolveConfig {
             ema_decay: 0.0,
             frontier_weight: 2.0,
             train_passes: default_train_passes(),
+            fresh_start_steps: default_fresh_start_steps(),
             replay_fraction: 0.3,
             rollback_tolerance: 0.2,
             retention_blends: vec![0.7, 0.4],
@@ -481,4 +489,8 @@ impl EvolveConfig {
 
 fn default_train_passes() -> f64 {
     3.0
+}
+
+fn default_fresh_start_steps() -> usize {
+    3000
 }

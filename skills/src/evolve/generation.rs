@@ -54,6 +54,9 @@ pub fn run_generation(
     } else {
         pool::train(ctx, policy.as_ref(), &pool, g, events)?
     };
+    if pool.fresh && trained.is_some() {
+        state.fresh_at = Some(g);
+    }
     phases.push(meter.stop("train"));
     let evaluate_start = Instant::now();
     let (policy, evaluations) = match trained {
@@ -75,7 +78,11 @@ pub fn run_generation(
                 phase: "evaluate",
             });
             let meter = Meter::start();
-            let decision = decide::decide(ctx, state, policy.as_ref(), trained, &pool.learned)?;
+            // A fresh network and the previous weights are not two points of one basin: no
+            // retention blends between them.
+            let fresh = record.train.as_ref().is_some_and(|t| t.fresh);
+            let blend_base = if fresh { None } else { policy.as_ref() };
+            let decision = decide::decide(ctx, state, blend_base, trained, &pool.learned)?;
             phases.push(meter.stop("evaluate"));
             accept::apply(ctx, state, &mut record, policy, decision, g)?
         }

@@ -179,6 +179,7 @@ pub fn train_generation(
             wall_s: report.wall_s,
             episodes: pool.iter().map(|d| d.episodes.len()).sum(),
             failures: 0,
+            fresh: previous.is_none(),
         },
     ))
 }

@@ -1,12 +1,13 @@
 //! The train phase of a generation: the pool (every learned skill's newest golden episodes and
 //! failed rollouts) and behaviour cloning on it, warm-started from the current policy
-//! (`learner::train_generation`).
+//! (`learner::train_generation`), or a fresh network when a frontier skill has stopped gaining.
 
 use policy::Policy;
 
+use super::config::EvolveConfig;
 use super::curriculum::stream_seed;
 use super::learner::{train_generation, SkillData, TrainSpec};
-use super::state::{RunState, TrainFigures};
+use super::state::{RunState, SkillState, TrainFigures};
 use super::{Context, Event};
 use crate::error::Result;
 
@@ -22,6 +23,9 @@ pub struct Pool {
     pub failures: usize,
     /// Expert-relabelled episodes in the pool.
     pub relabelled: usize,
+    /// Train a fresh network, not a warm start: a frontier skill is on a plateau
+    /// (`EvolveConfig::fresh_start_steps`).
+    pub fresh: bool,
 }
 
 impl Pool {
@@ -77,6 +81,7 @@ pub fn gather(ctx: &Context, state: &RunState, g: usize) -> Result<Pool> {
                 imitate_from.push(at);
             }
         }
+        pool.fresh |= !st.mastered() && plateaued(cfg, state, st, g);
         pool.learned.push(skill.name().to_owned());
         if !st.mastered() {
             pool.steps += skill.def.budget.train_steps;
@@ -108,13 +113,17 @@ pub fn train(
         phase: "train",
     });
     let cfg = &ctx.cfg;
+    let (previous, steps) = match pool.fresh {
+        true => (None, pool.steps.max(cfg.fresh_start_steps)),
+        false => (previous, pool.steps),
+    };
     let spec = TrainSpec {
         model: &ctx.model,
         tokenizer: &ctx.tokenizer,
         robot: &ctx.robot,
         sim: &ctx.sim,
         device: ctx.device,
-        steps: pool.steps,
+        steps,
         batch_size: cfg.batch_size,
         lr: cfg.lr,
         replay_fraction: cfg.replay_fraction,
@@ -126,4 +135,51 @@ pub fn train(
     let (policy, mut figures) = train_generation(previous, &pool.data, &spec)?;
     figures.failures = pool.failures;
     Ok(Some((policy, figures)))
+}
+
+/// `st` has trained without a held-out gain for `plateau_generations`, and no fresh start was
+/// tried in that window.
+fn plateaued(cfg: &EvolveConfig, state: &RunState, st: &SkillState, g: usize) -> bool {
+    let window = cfg.plateau_generations;
+    cfg.fresh_start_steps > 0
+        && st.trained
+        && g >= st.best_generation + window
+        && state.fresh_at.is_none_or(|f| g > f + window)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plateau_trains_fresh_once_per_window() {
+        let cfg = EvolveConfig::default();
+        assert_eq!(cfg.plateau_generations, 2);
+        let mut state = RunState::new(["place".to_owned()]);
+        let st = SkillState {
+            best_generation: 11,
+            trained: true,
+            ..SkillState::default()
+        };
+        // Generations 12 and 13 after the best at 11: 13 is the plateau.
+        assert!(!plateaued(&cfg, &state, &st, 12));
+        assert!(plateaued(&cfg, &state, &st, 13));
+        // A fresh start at 13: not again until the window has passed.
+        state.fresh_at = Some(13);
+        assert!(!plateaued(&cfg, &state, &st, 14));
+        assert!(!plateaued(&cfg, &state, &st, 15));
+        assert!(plateaued(&cfg, &state, &st, 16));
+        // Untrained skills and `fresh_start_steps` 0 never.
+        let untrained = SkillState {
+            trained: false,
+            ..st.clone()
+        };
+        assert!(!plateaued(&cfg, &state, &untrained, 20));
+        let off = EvolveConfig {
+            fresh_start_steps: 0,
+            ..cfg
+        };
+        assert!(!plateaued(&off, &state, &st, 20));
+    }
 }

@@ -120,6 +120,10 @@ pub struct RunState {
     pub episodes_simulated: usize,
     pub rollbacks: usize,
     pub wall_s: f64,
+    /// The last generation that trained a fresh network on a plateau (`pool::gather`). Left
+    /// out of the file while None.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_at: Option<usize>,
 }
 
 impl RunState {
@@ -144,6 +148,7 @@ impl RunState {
             episodes_simulated: 0,
             rollbacks: 0,
             wall_s: 0.0,
+            fresh_at: None,
         }
     }
 
@@ -271,6 +276,9 @@ pub struct TrainFigures {
     pub episodes: usize,
     #[serde(default)]
     pub failures: usize,
+    /// A fresh network, not a warm start (the first generation's, or a plateau's).
+    #[serde(default)]
+    pub fresh: bool,
 }
 
 /// One line of `metrics.jsonl`.
