@@ -24,7 +24,7 @@ pub struct Pool {
     /// Expert-relabelled episodes in the pool.
     pub relabelled: usize,
     /// Train a fresh network, not a warm start: a frontier skill is on a plateau
-    /// (`EvolveConfig::fresh_start_steps`).
+    /// (`EvolveConfig::fresh_start_scale`).
     pub fresh: bool,
 }
 
@@ -114,7 +114,10 @@ pub fn train(
     });
     let cfg = &ctx.cfg;
     let (previous, steps) = match pool.fresh {
-        true => (None, pool.steps.max(cfg.fresh_start_steps)),
+        true => (
+            None,
+            (pool.steps as f64 * cfg.fresh_start_scale).round() as usize,
+        ),
         false => (previous, pool.steps),
     };
     let spec = TrainSpec {
@@ -141,7 +144,7 @@ pub fn train(
 /// tried in that window.
 fn plateaued(cfg: &EvolveConfig, state: &RunState, st: &SkillState, g: usize) -> bool {
     let window = cfg.plateau_generations;
-    cfg.fresh_start_steps > 0
+    cfg.fresh_start_scale > 0.0
         && st.trained
         && g >= st.best_generation + window
         && state.fresh_at.is_none_or(|f| g > f + window)
@@ -170,14 +173,14 @@ mod tests {
         assert!(!plateaued(&cfg, &state, &st, 14));
         assert!(!plateaued(&cfg, &state, &st, 15));
         assert!(plateaued(&cfg, &state, &st, 16));
-        // Untrained skills and `fresh_start_steps` 0 never.
+        // Untrained skills and `fresh_start_scale` 0 never.
         let untrained = SkillState {
             trained: false,
             ..st.clone()
         };
         assert!(!plateaued(&cfg, &state, &untrained, 20));
         let off = EvolveConfig {
-            fresh_start_steps: 0,
+            fresh_start_scale: 0.0,
             ..cfg
         };
         assert!(!plateaued(&off, &state, &st, 20));
