@@ -279,12 +279,12 @@ pub struct EvolveConfig {
     pub train_passes: f64,
     /// When a frontier skill has gone `plateau_generations` without a held-out gain (and no
     /// fresh start was tried in that window), the generation trains a fresh network for this
-    /// many times its step budget instead of warm-starting (3,000 steps for place's 800): a
-    /// network warm-started through reach, grasp and lift does not learn place from data a
-    /// fresh one learns it from (9 of 128 held-out against 89, docs/loop-findings.md).
-    /// 0: always warm-start.
-    #[serde(default = "default_fresh_start_scale")]
-    pub fresh_start_scale: f64,
+    /// many steps (at most `FRESH_MAX_BUDGETS` times its step budget, so a small tree stays
+    /// small) instead of warm-starting: a network warm-started through reach, grasp and lift
+    /// does not learn place from data a fresh one learns it from (9 of 128 held-out against
+    /// 89, docs/loop-findings.md). 0: always warm-start.
+    #[serde(default = "default_fresh_start_steps")]
+    pub fresh_start_steps: usize,
     /// Share of each batch drawn from mastered skills' data (with `frontier_weight` 0).
     pub replay_fraction: f64,
     /// Roll back when a skill's held-out success falls more than this below its best.
@@ -391,7 +391,7 @@ impl Default for EvolveConfig {
             ema_decay: 0.0,
             frontier_weight: 2.0,
             train_passes: default_train_passes(),
-            fresh_start_scale: default_fresh_start_scale(),
+            fresh_start_steps: default_fresh_start_steps(),
             replay_fraction: 0.3,
             rollback_tolerance: 0.2,
             retention_blends: vec![0.7, 0.4],
@@ -430,9 +430,6 @@ impl EvolveConfig {
         }
         if !(self.frontier_weight.is_finite() && self.frontier_weight >= 0.0) {
             return bad("frontier_weight", "must be a number >= 0");
-        }
-        if !(self.fresh_start_scale.is_finite() && self.fresh_start_scale >= 0.0) {
-            return bad("fresh_start_scale", "must be a number >= 0");
         }
         if !(self.train_passes.is_finite() && self.train_passes >= 0.0) {
             return bad("train_passes", "must be a number >= 0");
@@ -495,6 +492,6 @@ fn default_train_passes() -> f64 {
     3.0
 }
 
-fn default_fresh_start_scale() -> f64 {
-    3.75
+fn default_fresh_start_steps() -> usize {
+    3000
 }

@@ -24,7 +24,7 @@ pub struct Pool {
     /// Expert-relabelled episodes in the pool.
     pub relabelled: usize,
     /// Train a fresh network, not a warm start: a frontier skill is on a plateau
-    /// (`EvolveConfig::fresh_start_scale`).
+    /// (`EvolveConfig::fresh_start_steps`).
     pub fresh: bool,
 }
 
@@ -40,6 +40,9 @@ fn newest<T>(mut episodes: Vec<T>, max: usize) -> Vec<T> {
     episodes.drain(..excess);
     episodes
 }
+
+/// A fresh network trains at most this many times the generation's step budget.
+pub const FRESH_MAX_BUDGETS: usize = 5;
 
 /// The pool after generation `g`'s banking.
 pub fn gather(ctx: &Context, state: &RunState, g: usize) -> Result<Pool> {
@@ -116,7 +119,9 @@ pub fn train(
     let (previous, steps) = match pool.fresh {
         true => (
             None,
-            (pool.steps as f64 * cfg.fresh_start_scale).round() as usize,
+            cfg.fresh_start_steps
+                .min(FRESH_MAX_BUDGETS * pool.steps)
+                .max(pool.steps),
         ),
         false => (previous, pool.steps),
     };
@@ -144,7 +149,7 @@ pub fn train(
 /// tried in that window.
 fn plateaued(cfg: &EvolveConfig, state: &RunState, st: &SkillState, g: usize) -> bool {
     let window = cfg.plateau_generations;
-    cfg.fresh_start_scale > 0.0
+    cfg.fresh_start_steps > 0
         && st.trained
         && g >= st.best_generation + window
         && state.fresh_at.is_none_or(|f| g > f + window)
@@ -173,14 +178,14 @@ mod tests {
         assert!(!plateaued(&cfg, &state, &st, 14));
         assert!(!plateaued(&cfg, &state, &st, 15));
         assert!(plateaued(&cfg, &state, &st, 16));
-        // Untrained skills and `fresh_start_scale` 0 never.
+        // Untrained skills and `fresh_start_steps` 0 never.
         let untrained = SkillState {
             trained: false,
             ..st.clone()
         };
         assert!(!plateaued(&cfg, &state, &untrained, 20));
         let off = EvolveConfig {
-            fresh_start_scale: 0.0,
+            fresh_start_steps: 0,
             ..cfg
         };
         assert!(!plateaued(&off, &state, &st, 20));
