@@ -76,6 +76,11 @@ pub struct EvolveArgs {
     /// threshold with this confidence, in standard deviations [1.28]; 0: the rate itself.
     #[arg(long)]
     pub forget_z: Option<f64>,
+    /// A frontier skill without a held-out gain for two generations gets a fresh network
+    /// trained this many steps (at most five step budgets) instead of a warm start [0: off;
+    /// 3000 mastered place on seed 0].
+    #[arg(long)]
+    pub fresh_start: Option<usize>,
     /// The hard-tail evaluation in the run's last generation on this many variants per
     /// trained skill (4 sampled rollouts each; the worst 10 % rescored independently).
     #[arg(long)]
@@ -149,6 +154,9 @@ fn config(args: &EvolveArgs) -> anyhow::Result<EvolveConfig> {
     }
     if let Some(z) = args.forget_z {
         cfg.forget_z = z;
+    }
+    if let Some(steps) = args.fresh_start {
+        cfg.fresh_start_steps = steps;
     }
     if let Some(variants) = args.hard_tail {
         cfg.hard_tail = Some(skills::evolve::hard_tail::HardTailConfig {

@@ -162,7 +162,10 @@ mod tests {
 
     #[test]
     fn a_plateau_trains_fresh_once_per_window() {
-        let cfg = EvolveConfig::default();
+        let cfg = EvolveConfig {
+            fresh_start_steps: 3000,
+            ..EvolveConfig::default()
+        };
         assert_eq!(cfg.plateau_generations, 2);
         let mut state = RunState::new(["place".to_owned()]);
         let st = SkillState {
