@@ -78,8 +78,7 @@ pub fn apply(
 pub fn plateau(ctx: &Context, state: &mut RunState, work: &Work<'_>, g: usize) {
     for &(_, skill) in &work.frontier {
         if let Some(st) = state.skills.get_mut(skill.name()) {
-            if !st.mastered() && st.trained && g >= st.best_generation + ctx.cfg.plateau_generations
-            {
+            if st.stalled(g, ctx.cfg.plateau_generations) {
                 st.synth_multiplier = (st.synth_multiplier * 2).min(8);
             }
         }

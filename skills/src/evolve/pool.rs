@@ -84,7 +84,7 @@ pub fn gather(ctx: &Context, state: &RunState, g: usize) -> Result<Pool> {
                 imitate_from.push(at);
             }
         }
-        pool.fresh |= !st.mastered() && plateaued(cfg, state, st, g);
+        pool.fresh |= plateaued(cfg, state, st, g);
         pool.learned.push(skill.name().to_owned());
         if !st.mastered() {
             pool.steps += skill.def.budget.train_steps;
@@ -150,8 +150,7 @@ pub fn train(
 fn plateaued(cfg: &EvolveConfig, state: &RunState, st: &SkillState, g: usize) -> bool {
     let window = cfg.plateau_generations;
     cfg.fresh_start_steps > 0
-        && st.trained
-        && g >= st.best_generation + window
+        && st.stalled(g, window)
         && state.fresh_at.is_none_or(|f| g > f + window)
 }
 

@@ -101,6 +101,11 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl SkillState {
+    /// Trained, not mastered, and no held-out gain for `window` generations up to `g`.
+    pub fn stalled(&self, g: usize, window: usize) -> bool {
+        !self.mastered() && self.trained && g >= self.best_generation + window
+    }
+
     pub fn mastered(&self) -> bool {
         self.mastered_at.is_some()
     }
