@@ -93,6 +93,7 @@ fn main() {
         replay_fraction: 0.3,
         frontier_weight: 0.0,
         train_passes: 0.0,
+        passes_over_pool: false,
         ema_decay: 0.0,
         seed: 0,
     };

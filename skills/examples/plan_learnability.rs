@@ -85,6 +85,7 @@ fn main() {
         replay_fraction: ctx.cfg.replay_fraction,
         frontier_weight: 2.0,
         train_passes: 0.0,
+        passes_over_pool: false,
         ema_decay: 0.0,
         seed: stream_seed(ctx.cfg.seed, 0, 0, 6),
     };

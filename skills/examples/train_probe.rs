@@ -123,6 +123,8 @@ fn main() {
             replay_fraction: ctx.cfg.replay_fraction,
             frontier_weight,
             train_passes: std::env::var("PASSES").map_or(0.0, |v| v.parse().unwrap()),
+            // POOL_PASSES=1: the passes go over the whole pool (as a fresh start's do).
+            passes_over_pool: std::env::var("POOL_PASSES").is_ok(),
             ema_decay,
             seed: stream_seed(ctx.cfg.seed, generation, 0, 6),
         };

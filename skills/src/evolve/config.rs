@@ -280,7 +280,8 @@ pub struct EvolveConfig {
     /// When a frontier skill has gone `plateau_generations` without a held-out gain (and no
     /// fresh start was tried in that window), the generation trains a fresh network for this
     /// many steps (at most `FRESH_MAX_BUDGETS` times its step budget, so a small tree stays
-    /// small) instead of warm-starting: a network warm-started through reach, grasp and lift
+    /// small; at least `train_passes` passes over the whole pool, since it relearns the
+    /// mastered skills too) instead of warm-starting: a network warm-started through reach, grasp and lift
     /// does not learn place from data a fresh one learns it from (9 of 128 held-out against
     /// 89, docs/loop-findings.md). 0 (the default until the default run is measured over
     /// seeds with it; `--fresh-start 3000` mastered place on seed 0): always warm-start.

@@ -53,6 +53,9 @@ pub struct TrainSpec<'a> {
     pub frontier_weight: f64,
     /// At least this many passes over the frontier skills' samples (`steps` raised to fit).
     pub train_passes: f64,
+    /// The passes go over every skill's samples, not only the frontier's: a fresh network
+    /// relearns the skills a warm start keeps.
+    pub passes_over_pool: bool,
     pub ema_decay: f64,
     pub seed: u64,
 }
@@ -150,7 +153,11 @@ pub fn train_generation(
         frontier_weight: spec.frontier_weight,
         replay_fraction: spec.replay_fraction,
     };
-    let passes = steps_for_passes(pool, &groups, &shares, split, spec.train_passes);
+    let passes = if spec.passes_over_pool {
+        (spec.train_passes * all.len() as f64 / spec.batch_size as f64).ceil() as usize
+    } else {
+        steps_for_passes(pool, &groups, &shares, split, spec.train_passes)
+    };
     let steps = spec.steps.max(passes);
     let cfg = BcConfig {
         optim: OptimConfig {

@@ -137,6 +137,7 @@ pub fn train(
         replay_fraction: cfg.replay_fraction,
         frontier_weight: cfg.frontier_weight,
         train_passes: cfg.train_passes,
+        passes_over_pool: pool.fresh,
         ema_decay: cfg.ema_decay,
         seed: stream_seed(cfg.seed, g, 0, 6),
     };
