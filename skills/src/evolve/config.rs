@@ -283,8 +283,8 @@ pub struct EvolveConfig {
     /// small; at least `train_passes` passes over the whole pool, since it relearns the
     /// mastered skills too) instead of warm-starting: a network warm-started through reach, grasp and lift
     /// does not learn place from data a fresh one learns it from (9 of 128 held-out against
-    /// 89, docs/loop-findings.md). 0 (the default until the default run is measured over
-    /// seeds with it; `--fresh-start 3000` mastered place on seed 0): always warm-start.
+    /// 89, docs/loop-findings.md). 0 (the default: on the default run it did not shorten
+    /// lift's mastery; `--fresh-start 3000` mastered place on seed 0): always warm-start.
     #[serde(default)]
     pub fresh_start_steps: usize,
     /// Share of each batch drawn from mastered skills' data (with `frontier_weight` 0).
