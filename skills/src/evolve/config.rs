@@ -281,8 +281,8 @@ pub struct EvolveConfig {
     /// fresh start was tried in that window), the generation trains a fresh network for this
     /// many steps (at most `FRESH_MAX_BUDGETS` times its step budget, so a small tree stays
     /// small; at least `train_passes` passes over the whole pool, since it relearns the
-    /// mastered skills too) instead of warm-starting: a network warm-started through reach, grasp and lift
-    /// does not learn place from data a fresh one learns it from (9 of 128 held-out against
+    /// mastered skills too) instead of warm-starting: a network warm-started through reach,
+    /// grasp and lift does not learn place from data a fresh one learns it from (9 of 128 held-out against
     /// 89, docs/loop-findings.md). 0 (the default: on the default run it did not shorten
     /// lift's mastery; `--fresh-start 3000` mastered place on seed 0): always warm-start.
     #[serde(default)]
