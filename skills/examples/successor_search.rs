@@ -24,9 +24,9 @@ fn main() {
     let start = state.skills[from.as_str()].search.clone().unwrap();
     let tree = SkillTree::default_tree().unwrap();
     let skill = tree.get(to).unwrap();
-    // As the loop starts a skill that sets its object down from a prerequisite's plan.
-    let start = if from != to && skill.kind.sets_down() {
-        start.set_down()
+    // As the loop starts a gripper skill from a prerequisite's plan.
+    let start = if from != to && start.layout == skills::explorer::PlanLayout::Gripper {
+        start.for_successor(skill.kind)
     } else {
         start
     };

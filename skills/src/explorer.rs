@@ -223,15 +223,41 @@ impl PlanDistribution {
         out
     }
 
+    /// Where a gripper skill's first search starts from its prerequisite's plan: a skill that
+    /// sets its object down from the grasp set down at its target (`set_down`), lift from the
+    /// grasp held `LIFT_MARGIN_M` over its goal height (`held_at_goal`), any other from the plan
+    /// as it is.
+    pub fn for_successor(&self, kind: SkillKind) -> PlanDistribution {
+        match kind {
+            _ if kind.sets_down() => self.set_down(),
+            SkillKind::Lift => self.held_at_goal(LIFT_MARGIN_M),
+            _ => self.clone(),
+        }
+    }
+
     /// Where a search for a skill that sets its object down (place, stack) starts from a
-    /// prerequisite's plan (place from lift): the approach and grasp kept, and every goal-half
-    /// keyframe put where the gripper closed on the object (offset from the object's start; the
-    /// goal half's anchor is where the object rests at the target) with that keyframe's spread,
-    /// the gripper closed until the last keyframe opens it and rises `SET_DOWN_RETREAT_M` (an
-    /// open gripper left around the object, fingertips on the table, may not let go of it). A
-    /// lift carries the object high, and letting go up there is a drop, which the judge does not
-    /// count as a place.
+    /// prerequisite's plan (place from lift): `held_at_goal`, but the last keyframe opens the
+    /// gripper and rises `SET_DOWN_RETREAT_M` (an open gripper left around the object,
+    /// fingertips on the table, may not let go of it). A lift carries the object high, and
+    /// letting go up there is a drop, which the judge does not count as a place.
     pub fn set_down(&self) -> PlanDistribution {
+        let mut out = self.held_at_goal(0.0);
+        let k = self.keyframes();
+        if self.layout == PlanLayout::Gripper && k > 1 {
+            let at = (k - 1) * PER_KEYFRAME;
+            out.mean[at + 2] += SET_DOWN_RETREAT_M;
+            out.mean[at + 3] = 1.0;
+        }
+        out
+    }
+
+    /// The approach and grasp kept, and every goal-half keyframe put where the gripper closed
+    /// on the object (offset from the object's start, now from the goal half's anchor: where
+    /// the object rests at the target, or for lift its start raised by the lift height) with
+    /// that keyframe's spread, the gripper closed, `raise_m` higher. A grasp plan's own goal
+    /// half (anchored on the cube, often opening again: a grasp succeeds before it runs) would
+    /// drop the object.
+    pub fn held_at_goal(&self, raise_m: f64) -> PlanDistribution {
         let mut out = self.clone();
         let (k, half) = (self.keyframes(), self.keyframes().div_ceil(2));
         if self.layout != PlanLayout::Gripper || half == 0 || half >= k {
@@ -245,12 +271,8 @@ impl PlanDistribution {
             let at = j * PER_KEYFRAME;
             out.mean[at..at + 3].copy_from_slice(&self.mean[grasp..grasp + 3]);
             out.std[at..at + 3].copy_from_slice(&self.std[grasp..grasp + 3]);
-            if j + 1 == k {
-                out.mean[at + 2] += SET_DOWN_RETREAT_M;
-                out.mean[at + 3] = 1.0;
-            } else {
-                out.mean[at + 3] = 0.0;
-            }
+            out.mean[at + 2] += raise_m;
+            out.mean[at + 3] = 0.0;
         }
         out
     }
@@ -282,8 +304,9 @@ impl PlanDistribution {
 /// A plan's anchors in `task`: the goal object's start (the first half of the keyframes), the
 /// goal's target (the second half: for place and stack where the object's centre rests once set
 /// down there, so that a keyframe holds the object at the target as the grasp keyframe held it
-/// at its start; otherwise the zone centre, or 5 cm above the support object), and the object's
-/// yaw.
+/// at its start; for lift the object's start raised by the goal's lift height, so that one plan
+/// lifts every variant to its own height; otherwise the zone centre, or 5 cm above the support
+/// object), and the object's yaw.
 pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
     let object = task
         .goal
@@ -306,7 +329,11 @@ pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
     let rest = object
         .filter(|_| task.skill.sets_down())
         .and_then(|o| rest_at_target(task, o, zone, support));
+    let raised = object_anchor
+        .filter(|_| task.skill == SkillKind::Lift)
+        .map(|o| o + Vector3::new(0.0, 0.0, task.goal.lift_height_m));
     let target_anchor = rest
+        .or(raised)
         .or_else(|| zone.map(|z| Vector3::from(z.center_m)))
         .or_else(|| support.map(|s| Vector3::from(s.pose.xyz_m) + Vector3::new(0.0, 0.0, 0.05)))
         .or(object_anchor);
@@ -372,6 +399,9 @@ pub fn broken_count<'a>(episodes: impl Iterator<Item = &'a Episode>) -> usize {
 pub(crate) const GRIPPER_THRESHOLD: f64 = 0.5;
 /// How far a set-down plan's last keyframe rises as it opens the gripper (m).
 const SET_DOWN_RETREAT_M: f64 = 0.05;
+/// How far over its goal height a lift search's first plans hold the object (m): held exactly
+/// at the height the judge asks for, any sag of the grasp fails the variant.
+const LIFT_MARGIN_M: f64 = 0.02;
 /// Least spread of the last keyframe's gripper parameter after widening.
 const GRIPPER_REOPEN_STD: f64 = 0.5;
 

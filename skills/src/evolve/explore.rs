@@ -271,12 +271,12 @@ fn run_search(
     let initial = PlanDistribution::initial_for(PlanLayout::for_skill(step.skill.kind), &cfg.cem);
     // A tool skill that goes on from its prerequisite's plan keeps that plan's approach
     // (`PlanDistribution::with_approach_fixed`) when `keep_prerequisite_approach` is set; a
-    // skill that sets its object down starts from the prerequisite's grasp set down at the
-    // target (`PlanDistribution::set_down`).
+    // gripper skill starts from the prerequisite's grasp set down at the target or held at
+    // the lift height (`PlanDistribution::for_successor`).
     let from_prerequisite = prerequisite_search.map(|d| match d.layout {
         PlanLayout::Tool if cfg.keep_prerequisite_approach => d.with_approach_fixed(&cfg.cem),
-        PlanLayout::Gripper if step.skill.kind.sets_down() => d.set_down(),
-        _ => d,
+        PlanLayout::Gripper => d.for_successor(step.skill.kind),
+        PlanLayout::Tool => d,
     });
     let start = st
         .search
