@@ -255,12 +255,20 @@ fn a_place_plan_carries_the_cube_over_the_table_not_along_it() {
     assert!(slid.iter().all(|m| *m < 0.04), "{slid:?}");
 }
 
-#[test]
-fn a_place_search_from_a_lift_plan_starts_with_a_set_down_not_a_drop() {
+/// `plan` run on 8 fresh variants of `skill` (episode seed `seed`).
+fn run_plan(skill: &str, plan: &[f64], seed: u64) -> Vec<sim::Episode> {
     let tree = SkillTree::default_tree().unwrap();
-    let place = tree.get("place").unwrap();
+    let skill = tree.get(skill).unwrap();
     let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
     let sim = Arc::new(sim::SimConfig::default());
+    let tasks = |_: usize, rng: &mut ChaCha8Rng| skill.sample_task(rng);
+    let plans = vec![plan.to_vec(); 8];
+    let segment_s = CemConfig::default().segment_s;
+    run_plans(&plans, &tasks, &robot, &sim, segment_s, seed, None).unwrap()
+}
+
+#[test]
+fn a_place_search_from_a_lift_plan_starts_with_a_set_down_not_a_drop() {
     // A lift plan as the loop finds them: at the cube (open), then closing while rising 9 cm;
     // held 5 cm and 6 cm up. Its last gripper event reopened (how a place search used to find
     // its release) lets go 6 cm above the zone: a drop, which is no place.
@@ -273,11 +281,8 @@ fn a_place_search_from_a_lift_plan_starts_with_a_set_down_not_a_drop() {
         0.03, 0.0, 0.06, 1.0, //
         0.0,
     ];
-    let tasks = |_: usize, rng: &mut ChaCha8Rng| place.sample_task(rng);
     let placed = |plan: &[f64]| {
-        let plans = vec![plan.to_vec(); 8];
-        let episodes = run_plans(&plans, &tasks, &robot, &sim, cfg.segment_s, 9, None).unwrap();
-        let mut steps: Vec<usize> = episodes
+        let mut steps: Vec<usize> = run_plan("place", plan, 9)
             .iter()
             .filter(|e| e.outcome.success)
             .map(|e| e.outcome.control_steps)
@@ -300,17 +305,12 @@ fn a_place_search_from_a_lift_plan_starts_with_a_set_down_not_a_drop() {
 
 /// A lift search starts from the grasp plan held at the lift height: the grasp kept, the goal
 /// half (anchored at the cube's start raised by the variant's lift height, 8–12 cm) put where
-/// the gripper closed, 2 cm higher, closed. A grasp plan that closes at the cube and then opens again (a
-/// grasp succeeds before its goal half runs, so the loop's grasp plans often do) lifts no
-/// variant as it is; held at the goal, it lifts every variant to its own height.
+/// the gripper closed, 2 cm higher, closed. A grasp plan that closes at the cube and then opens
+/// again (a grasp succeeds before its goal half runs, so the loop's grasp plans often do) lifts
+/// no variant as it is; held at the goal, it lifts every variant to its own height.
 #[test]
 fn a_lift_search_from_a_grasp_plan_starts_held_at_the_goal() {
-    let tree = SkillTree::default_tree().unwrap();
-    let lift = tree.get("lift").unwrap();
-    let robot = Arc::new(robots::load_manipulator("ur5e", None).unwrap());
-    let sim = Arc::new(sim::SimConfig::default());
-    let cfg = CemConfig::default();
-    let mut grasp = PlanDistribution::initial(&cfg);
+    let mut grasp = PlanDistribution::initial(&CemConfig::default());
     grasp.mean = vec![
         0.0, 0.0, -0.01, 0.7, //
         0.0, 0.0, -0.01, 0.0, //
@@ -318,10 +318,8 @@ fn a_lift_search_from_a_grasp_plan_starts_held_at_the_goal() {
         0.0, 0.0, -0.01, 0.5, //
         -0.85,
     ];
-    let tasks = |_: usize, rng: &mut ChaCha8Rng| lift.sample_task(rng);
     let lifted = |plan: &[f64]| {
-        let plans = vec![plan.to_vec(); 8];
-        let episodes = run_plans(&plans, &tasks, &robot, &sim, cfg.segment_s, 5, None).unwrap();
+        let episodes = run_plan("lift", plan, 5);
         let heights: Vec<f64> = episodes.iter().map(|e| e.task.goal.lift_height_m).collect();
         assert!(heights.iter().any(|&h| h > 0.1), "{heights:?}");
         episodes.iter().filter(|e| e.outcome.success).count()
