@@ -64,6 +64,7 @@ def model_config(size: str, obs: str) -> dict:
         mlp_ratio=4,
         chunk=8,
         max_lang_tokens=12,
+        pool_lang=True,
         max_objects=3,
         max_zones=2,
         cameras=["front"],
@@ -197,8 +198,15 @@ class VlaNet(nn.Module):
         lang_len = min(obs["lang"].shape[1], c["max_lang_tokens"])
         lang = obs["lang"].narrow(1, 0, lang_len)
         lang_tokens = self.lang_embed(lang) + self.lang_pos.narrow(0, 0, lang_len)
-        tokens.append(self.typed(lang_tokens, TYPE_LANG))
-        valid.append(lang.ne(PAD_ID))
+        lang_valid = lang.ne(PAD_ID)
+        if c["pool_lang"]:
+            w = lang_valid.to(lang_tokens.dtype).unsqueeze(-1)
+            pooled = (lang_tokens * w).sum(1, keepdim=True) / w.sum(1, keepdim=True).clamp_min(1.0)
+            tokens.append(self.typed(pooled, TYPE_LANG))
+            valid.append(ones(1))
+        else:
+            tokens.append(self.typed(lang_tokens, TYPE_LANG))
+            valid.append(lang_valid)
         tokens.append(self.typed(self.proprio_in(obs["proprio"]).unsqueeze(1), TYPE_PROPRIO))
         valid.append(ones(1))
         if self.state:
@@ -383,7 +391,7 @@ def main() -> None:
     wall_s = time.perf_counter() - start
 
     samples = args.steps * batch_size
-    seq_len = 2 + c["max_lang_tokens"] + 1
+    seq_len = 2 + (1 if c["pool_lang"] else c["max_lang_tokens"]) + 1
     if args.obs == "state":
         seq_len += c["max_objects"] + c["max_zones"]
     else:

@@ -245,11 +245,13 @@ pub fn sync(device: Device) {
     }
 }
 
-/// Tokens the trunk sees per sample: 2 readouts, instruction, proprio, then object and zone
-/// slots (state) or patch tokens plus one keypoint token per camera (rgbd).
+/// Tokens the trunk sees per sample: 2 readouts, the instruction (one pooled token, or one per
+/// word), proprio, then object and zone slots (state) or patch tokens plus one keypoint token
+/// per camera (rgbd).
 pub fn sequence_length(policy: &Policy) -> i64 {
     let m = &policy.featurizer.model;
-    let base = 2 + m.max_lang_tokens + 1;
+    let lang = if m.pool_lang { 1 } else { m.max_lang_tokens };
+    let base = 2 + lang + 1;
     match m.obs {
         ObsMode::State => base + m.max_objects + m.max_zones,
         ObsMode::Rgbd => {

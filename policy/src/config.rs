@@ -45,6 +45,12 @@ pub struct ModelConfig {
     pub chunk: i64,
     /// Instruction tokens kept (longer instructions are cut).
     pub max_lang_tokens: i64,
+    /// The instruction enters the transformer as one token, the mean of its words' embeddings
+    /// (each with its position's), instead of one token per word: half the tokens of a state
+    /// policy, so training and inference cost about half (docs/policy.md). false (and
+    /// checkpoints written before it existed): one token per word.
+    #[serde(default)]
+    pub pool_lang: bool,
     /// Object / zone slots in state mode (more are an error, fewer are masked).
     pub max_objects: i64,
     pub max_zones: i64,
@@ -79,6 +85,7 @@ impl ModelConfig {
             mlp_ratio: 4,
             chunk: 8,
             max_lang_tokens: 12,
+            pool_lang: true,
             max_objects: 3,
             max_zones: 2,
             cameras: vec!["front".to_owned()],

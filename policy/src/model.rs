@@ -209,8 +209,14 @@ impl VlaNet {
         let lang_len = obs.lang.size()[1].min(self.config.max_lang_tokens);
         let lang = obs.lang.narrow(1, 0, lang_len);
         let lang_tokens = lang.apply(&self.lang_embed) + self.lang_pos.narrow(0, 0, lang_len);
-        tokens.push(self.typed(lang_tokens, TYPE_LANG));
-        valid.push(lang.ne(crate::tokenizer::PAD_ID));
+        let lang_valid = lang.ne(crate::tokenizer::PAD_ID);
+        if self.config.pool_lang {
+            tokens.push(self.typed(pooled(&lang_tokens, &lang_valid), TYPE_LANG));
+            valid.push(ones(1));
+        } else {
+            tokens.push(self.typed(lang_tokens, TYPE_LANG));
+            valid.push(lang_valid);
+        }
         tokens.push(self.typed(
             obs.proprio.apply(&self.proprio_in).unsqueeze(1),
             TYPE_PROPRIO,
@@ -273,4 +279,12 @@ impl VlaNet {
                 .clamp_(LOG_STD_MIN, LOG_STD_MAX);
         });
     }
+}
+
+/// The mean of `tokens` ([b, n, d]) over the positions `valid` ([b, n]) marks, as one token
+/// ([b, 1, d]); zeros where none is valid.
+fn pooled(tokens: &Tensor, valid: &Tensor) -> Tensor {
+    let w = valid.to_kind(tokens.kind()).unsqueeze(-1);
+    let count = w.sum_dim_intlist(1, true, tokens.kind()).clamp_min(1.0);
+    (tokens * &w).sum_dim_intlist(1, true, tokens.kind()) / count
 }

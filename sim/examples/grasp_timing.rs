@@ -2,6 +2,7 @@
 //! goal object: the first step whose gripper command closes, the delay (s) until the TCP has
 //! risen `RISE` m (default 0.005) above where it was then, the gripper opening at that moment
 //! and when the fingers stopped moving (opening change under 0.002 per step), and the outcome.
+//! Each line also gives the close step and the TCP's offset from the object then (m).
 //! The summary gives the median delays and the share of lifts begun before the fingers settled.
 //!
 //! `cargo run --release -p coevolve-sim --example grasp_timing -- DIR`
@@ -13,6 +14,10 @@ struct Timing {
     rise_delay_s: f64,
     settle_delay_s: f64,
     opening_at_rise: f64,
+    /// TCP minus the goal object's position when the close is commanded (m).
+    tcp_from_object_m: [f64; 3],
+    /// The control step of the close command.
+    close_step: usize,
 }
 
 fn timing(e: &Episode, dt_s: f64, rise_m: f64) -> Option<Timing> {
@@ -29,6 +34,23 @@ fn timing(e: &Episode, dt_s: f64, rise_m: f64) -> Option<Timing> {
         rise_delay_s: (rise - close) as f64 * dt_s,
         settle_delay_s: (settle - close) as f64 * dt_s,
         opening_at_rise: e.steps[rise].state.gripper_opening,
+        tcp_from_object_m: tcp_from_object(e, close),
+        close_step: close,
+    })
+}
+
+/// TCP minus the goal object's position at step `i` (m); NaN without a goal object.
+fn tcp_from_object(e: &Episode, i: usize) -> [f64; 3] {
+    let k = e
+        .task
+        .goal
+        .object
+        .as_deref()
+        .and_then(|n| e.task.object_index(n));
+    let st = &e.steps[i].state;
+    k.map_or([f64::NAN; 3], |k| {
+        let d = st.ee_position_m() - st.objects[k].position_m();
+        [d.x, d.y, d.z]
     })
 }
 
@@ -52,8 +74,8 @@ fn main() {
         .collect();
     for (ok, t) in &timings {
         println!(
-            "ok {ok:5} rise {:.2} s settle {:.2} s opening at rise {:.2}",
-            t.rise_delay_s, t.settle_delay_s, t.opening_at_rise
+            "ok {ok:5} rise {:.2} s settle {:.2} s opening at rise {:.2} close step {} tcp-object {:+.3?}",
+            t.rise_delay_s, t.settle_delay_s, t.opening_at_rise, t.close_step, t.tcp_from_object_m
         );
     }
     let early = timings

@@ -2,8 +2,9 @@
 //! generation GEN greedily on SKILL's fixed evaluation seeds and prints, per episode, the
 //! outcome, the steps used, the object's highest and final rise above its start (m), the
 //! closest the TCP came to the object (m) and the gripper opening at the end. DUMP=i: episode
-//! i's last steps (STRIDE=k: every k-th step of it); SOLVER=n, PGS=n: the same policy under
-//! other contact-solver settings.
+//! i's last steps (STRIDE=k: every k-th step of it), with the actions; CLOSE=1: per episode, the
+//! TCP's offset from the object and the robot's force on the environment at the first close
+//! command; SOLVER=n, PGS=n: the same policy under other contact-solver settings.
 //!
 //! `cargo run --release -p coevolve-skills --example heldout_failures -- RUN GEN SKILL`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -129,6 +130,35 @@ fn main() {
         *verdicts.entry(verdict).or_default() += 1;
     }
     println!("hindsight: {verdicts:?}");
+    // CLOSE=1: per episode, where the TCP was (relative to the object, m) and the robot's
+    // force on the environment when the gripper was first commanded to close.
+    if std::env::var("CLOSE").is_ok() {
+        for (i, r) in runs.iter().enumerate() {
+            let e = &r.episode;
+            let (Some(k), Some(j)) = (
+                goal_object(e),
+                e.steps.iter().position(|s| s.action.gripper() < 0.5),
+            ) else {
+                continue;
+            };
+            let st = &e.steps[j].state;
+            let d = st.ee_position_m() - st.objects[k].position_m();
+            let yaw_deg = sim::state::iso_from_pose7(&st.world_from_ee)
+                .rotation
+                .euler_angles()
+                .2
+                .to_degrees();
+            let obj_yaw_deg = sim::state::iso_from_pose7(&st.objects[k].world_from_object)
+                .rotation
+                .euler_angles()
+                .2
+                .to_degrees();
+            println!(
+                "close {i:3} {} step {j:3} tcp-obj ({:+.3}, {:+.3}, {:+.3}) env {:.0} ee yaw {yaw_deg:.0} obj yaw {obj_yaw_deg:.0}",
+                if e.outcome.success { "ok  " } else { "FAIL" }, d.x, d.y, d.z, st.contacts.robot_env_force_n,
+            );
+        }
+    }
     // With DUMP=i: the last steps of episode i (STRIDE=k: every k-th step of the whole episode).
     if let Some(i) = std::env::var("DUMP")
         .ok()
@@ -147,10 +177,11 @@ fn main() {
         for s in shown {
             let st = &s.state;
             println!(
-                "t {:.2} ee {:.3?} grip {:.3?} open {:.2} cmd {:.2} qd {:.1?} obj {:.3?} v {:.2?} force {:.0?} \
+                "t {:.2} ee {:.3?} act {:+.2?} grip {:.3?} open {:.2} cmd {:.2} qd {:.1?} obj {:.3?} v {:.2?} force {:.0?} \
                  env {:.0} pen {:.4} touch {:?}",
                 st.time_s,
                 st.ee_position_m().as_slice(),
+                s.action.to_vec(),
                 st.gripper_q,
                 st.gripper_opening,
                 s.action.gripper(), st.qd_rad_s,

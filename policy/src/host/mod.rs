@@ -44,6 +44,8 @@ pub struct HostPolicy {
     /// Instruction token ids (non-padding) of the current task.
     lang: Vec<i64>,
     max_lang: usize,
+    /// The instruction is one token, the mean of its words' (`ModelConfig::pool_lang`).
+    pool_lang: bool,
     proprio: Vec<f32>,
     x: Vec<f32>,
     normed: Vec<f32>,
@@ -75,6 +77,7 @@ impl HostPolicy {
             instruction: String::new(),
             lang: Vec::with_capacity(max_lang),
             max_lang,
+            pool_lang: model.pool_lang,
             proprio: vec![0.0; policy.featurizer.proprio_dim],
             x: vec![0.0; max_tokens * d],
             normed: vec![0.0; max_tokens * d],
@@ -170,13 +173,27 @@ impl HostPolicy {
         let x = &mut self.x;
         x[..2 * d].copy_from_slice(&w.readout);
         let mut t = 2;
-        for (pos, id) in self.lang.iter().enumerate() {
-            let id = (*id as usize).min(w.vocab - 1);
+        if self.pool_lang {
             let row = &mut x[t * d..(t + 1) * d];
-            row.copy_from_slice(&w.lang_embed[id * d..(id + 1) * d]);
-            add(row, &w.lang_pos[pos * d..(pos + 1) * d]);
+            row.fill(0.0);
+            for (pos, id) in self.lang.iter().enumerate() {
+                let id = (*id as usize).min(w.vocab - 1);
+                add(row, &w.lang_embed[id * d..(id + 1) * d]);
+                add(row, &w.lang_pos[pos * d..(pos + 1) * d]);
+            }
+            let scale = 1.0 / self.lang.len().max(1) as f32;
+            row.iter_mut().for_each(|v| *v *= scale);
             add(row, w.type_row(TYPE_LANG));
             t += 1;
+        } else {
+            for (pos, id) in self.lang.iter().enumerate() {
+                let id = (*id as usize).min(w.vocab - 1);
+                let row = &mut x[t * d..(t + 1) * d];
+                row.copy_from_slice(&w.lang_embed[id * d..(id + 1) * d]);
+                add(row, &w.lang_pos[pos * d..(pos + 1) * d]);
+                add(row, w.type_row(TYPE_LANG));
+                t += 1;
+            }
         }
         features::proprio_into(obs, task, &mut self.proprio);
         w.proprio_norm.apply(&mut self.proprio);
