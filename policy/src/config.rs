@@ -212,6 +212,16 @@ mod tests {
     }
 
     #[test]
+    fn a_config_written_before_pooling_keeps_a_token_per_word() {
+        let mut json =
+            serde_json::to_value(ModelConfig::preset("small", ObsMode::State).unwrap()).unwrap();
+        assert_eq!(json["pool_lang"], true);
+        json.as_object_mut().unwrap().remove("pool_lang");
+        let old: ModelConfig = serde_json::from_value(json).unwrap();
+        assert!(!old.pool_lang);
+    }
+
+    #[test]
     fn schedule_warms_up_then_decays() {
         let c = OptimConfig {
             steps: 100,

@@ -63,6 +63,15 @@ pub fn policy_for(
     obs: ObsMode,
 ) -> (Policy, policy::dataset::Dataset) {
     let model = ModelConfig::preset(size, obs).unwrap();
-    policy::train::policy_for_episodes(episodes, robot, config, &model, tch::Device::Cpu, 0)
-        .unwrap()
+    policy_with(episodes, robot, config, &model)
+}
+
+/// A fresh policy of `model`'s shape, normalised to `episodes`, and their dataset.
+pub fn policy_with(
+    episodes: &[sim::Episode],
+    robot: &Arc<robots::Manipulator>,
+    config: &Arc<SimConfig>,
+    model: &ModelConfig,
+) -> (Policy, policy::dataset::Dataset) {
+    policy::train::policy_for_episodes(episodes, robot, config, model, tch::Device::Cpu, 0).unwrap()
 }

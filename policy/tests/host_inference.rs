@@ -1,7 +1,8 @@
 //! Host inference (`policy::host::HostPolicy`) computes the network's action as libtorch does:
 //! on recorded observations of reach, place and stack (instructions of several lengths, one to
 //! two objects, no zone to one), for the `tiny` and `small` models with the normaliser fitted to
-//! the data (the action and the predicted success); and a call allocates nothing.
+//! the data, the instruction pooled or one token per word (the action and the predicted
+//! success); and a call allocates nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -30,8 +31,14 @@ fn host_actions_match_libtorch_on_recorded_observations() {
         episodes.extend(common::demos(&robot, skill, 2, 3).0);
     }
     let config = common::demos(&robot, SkillKind::Reach, 1, 3).1;
-    for size in ["tiny", "small"] {
-        let (p, _) = common::policy_for(&episodes, &robot, &config, size, ObsMode::State);
+    // The instruction pooled into one token (every preset), and one token per word (checkpoints
+    // written before pooling).
+    for (size, pool_lang) in [("tiny", true), ("small", true), ("small", false)] {
+        let model = policy::ModelConfig {
+            pool_lang,
+            ..policy::ModelConfig::preset(size, ObsMode::State).unwrap()
+        };
+        let (p, _) = common::policy_with(&episodes, &robot, &config, &model);
         let mut host = HostPolicy::new(&p).unwrap();
         let (mut worst, mut worst_value) = (0.0f32, 0.0f32);
         for e in &episodes {
@@ -52,6 +59,7 @@ fn host_actions_match_libtorch_on_recorded_observations() {
                 worst_value = worst_value.max((out.value - want_value).abs());
             }
         }
+        let size = format!("{size}, pool_lang {pool_lang}");
         eprintln!("{size}: worst relative difference {worst:.2e}, success {worst_value:.2e}");
         assert!(worst < 1e-3, "{size}: host and libtorch differ by {worst}");
         assert!(
