@@ -41,12 +41,7 @@ fn timing(e: &Episode, dt_s: f64, rise_m: f64) -> Option<Timing> {
 
 /// TCP minus the goal object's position at step `i` (m); NaN without a goal object.
 fn tcp_from_object(e: &Episode, i: usize) -> [f64; 3] {
-    let k = e
-        .task
-        .goal
-        .object
-        .as_deref()
-        .and_then(|n| e.task.object_index(n));
+    let k = e.task.goal_object_index();
     let st = &e.steps[i].state;
     k.map_or([f64::NAN; 3], |k| {
         let d = st.ee_position_m() - st.objects[k].position_m();

@@ -345,6 +345,14 @@ impl TaskSpec {
         self.objects.iter().position(|o| o.name == name)
     }
 
+    /// Index of the goal's object, if the goal names one that the task has.
+    pub fn goal_object_index(&self) -> Option<usize> {
+        self.goal
+            .object
+            .as_deref()
+            .and_then(|n| self.object_index(n))
+    }
+
     pub fn zone_index(&self, name: &str) -> Option<usize> {
         self.zones.iter().position(|z| z.name == name)
     }

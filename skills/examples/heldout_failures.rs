@@ -52,7 +52,7 @@ fn main() {
     for (i, r) in runs.iter().enumerate() {
         let e = &r.episode;
         ok += usize::from(e.outcome.success);
-        let object = goal_object(e);
+        let object = e.task.goal_object_index();
         let (mut peak_rise_m, mut final_rise_m, mut closest_m) = (0.0f64, 0.0, f64::INFINITY);
         if let Some(k) = object {
             let z0 = e.initial_state.objects[k].position_m().z;
@@ -92,7 +92,7 @@ fn main() {
             .zone
             .as_deref()
             .and_then(|n| e.task.zones.iter().find(|z| z.name == n));
-        let object = goal_object(e);
+        let object = e.task.goal_object_index();
         if let (Some(z), Some(k), Some(last)) = (zone, object, e.steps.last()) {
             let p = last.state.objects[k].position_m();
             let start = e.initial_state.objects[k].position_m();
@@ -136,7 +136,7 @@ fn main() {
         for (i, r) in runs.iter().enumerate() {
             let e = &r.episode;
             let (Some(k), Some(j)) = (
-                goal_object(e),
+                e.task.goal_object_index(),
                 e.steps.iter().position(|s| s.action.gripper() < 0.5),
             ) else {
                 continue;
@@ -194,13 +194,4 @@ fn main() {
             );
         }
     }
-}
-
-/// Index of the task's goal object in the episode's object list.
-fn goal_object(e: &sim::Episode) -> Option<usize> {
-    e.task
-        .goal
-        .object
-        .as_deref()
-        .and_then(|n| e.task.object_index(n))
 }

@@ -45,12 +45,7 @@ pub fn episode_plans(
     control_dt_s: f64,
     e: &Episode,
 ) -> EpisodePlans {
-    let object = e
-        .task
-        .goal
-        .object
-        .as_deref()
-        .and_then(|n| e.task.object_index(n));
+    let object = e.task.goal_object_index();
     let all = segments::commanded(e);
     let speeds = segments::arm_speeds(e);
     // The speeds of the samples pruning keeps: the first, then the tail it keeps.
