@@ -172,29 +172,7 @@ impl HostPolicy {
         let d = w.d;
         let x = &mut self.x;
         x[..2 * d].copy_from_slice(&w.readout);
-        let mut t = 2;
-        if self.pool_lang {
-            let row = &mut x[t * d..(t + 1) * d];
-            row.fill(0.0);
-            for (pos, id) in self.lang.iter().enumerate() {
-                let id = (*id as usize).min(w.vocab - 1);
-                add(row, &w.lang_embed[id * d..(id + 1) * d]);
-                add(row, &w.lang_pos[pos * d..(pos + 1) * d]);
-            }
-            let scale = 1.0 / self.lang.len().max(1) as f32;
-            row.iter_mut().for_each(|v| *v *= scale);
-            add(row, w.type_row(TYPE_LANG));
-            t += 1;
-        } else {
-            for (pos, id) in self.lang.iter().enumerate() {
-                let id = (*id as usize).min(w.vocab - 1);
-                let row = &mut x[t * d..(t + 1) * d];
-                row.copy_from_slice(&w.lang_embed[id * d..(id + 1) * d]);
-                add(row, &w.lang_pos[pos * d..(pos + 1) * d]);
-                add(row, w.type_row(TYPE_LANG));
-                t += 1;
-            }
-        }
+        let mut t = 2 + embed_lang(x, w, &self.lang, self.pool_lang);
         features::proprio_into(obs, task, &mut self.proprio);
         w.proprio_norm.apply(&mut self.proprio);
         let row = &mut x[t * d..(t + 1) * d];
@@ -294,6 +272,35 @@ impl HostPolicy {
         let head = &self.w.value_head;
         g.run(val, 1, d, &head.w_p, &head.b, &mut self.value_logit);
     }
+}
+
+/// The instruction's tokens from row 2 of `x` on: one, the mean of its words' embeddings (each
+/// plus its position's), when `pool` is set, else one per word; returns how many.
+fn embed_lang(x: &mut [f32], w: &Weights, lang: &[i64], pool: bool) -> usize {
+    let d = w.d;
+    let word = |pos: usize, id: i64, row: &mut [f32]| {
+        let id = (id as usize).min(w.vocab - 1);
+        add(row, &w.lang_embed[id * d..(id + 1) * d]);
+        add(row, &w.lang_pos[pos * d..(pos + 1) * d]);
+    };
+    if pool {
+        let row = &mut x[2 * d..3 * d];
+        row.fill(0.0);
+        for (pos, id) in lang.iter().enumerate() {
+            word(pos, *id, row);
+        }
+        let scale = 1.0 / lang.len().max(1) as f32;
+        row.iter_mut().for_each(|v| *v *= scale);
+        add(row, w.type_row(TYPE_LANG));
+        return 1;
+    }
+    for (pos, id) in lang.iter().enumerate() {
+        let row = &mut x[(2 + pos) * d..(3 + pos) * d];
+        row.fill(0.0);
+        word(pos, *id, row);
+        add(row, w.type_row(TYPE_LANG));
+    }
+    lang.len()
 }
 
 /// An object or zone token from its (normalised) feature vector `f`.
