@@ -14,13 +14,7 @@ use sim::refine::{plans, RefineConfig};
 use sim::{Episode, SimConfig};
 
 fn summary(e: &Episode, dt: f64) -> String {
-    let k = e
-        .task
-        .goal
-        .object
-        .as_deref()
-        .and_then(|n| e.task.object_index(n))
-        .unwrap();
+    let k = e.task.goal_object_index().unwrap();
     let z0 = e.initial_state.objects[k].position_m().z;
     let mut peak = 0.0f64;
     let mut touch = None;

@@ -50,10 +50,7 @@ pub fn relabel(
         return Err(NotRelabelled::NotAZoneTask);
     }
     let object = task
-        .goal
-        .object
-        .as_deref()
-        .and_then(|n| task.object_index(n))
+        .goal_object_index()
         .ok_or(NotRelabelled::NotAZoneTask)?;
     let outcome = &episode.outcome;
     if outcome.success || outcome.failure.is_some() || outcome.invalid.is_some() {

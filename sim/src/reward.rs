@@ -35,7 +35,7 @@ pub struct SetDown {
 impl SetDown {
     /// Takes in the state at the end of a step.
     pub fn observe(&mut self, task: &TaskSpec, s: &PhysicsState) {
-        let Some(o) = goal_object(task) else {
+        let Some(o) = task.goal_object_index() else {
             return;
         };
         let fingers = &s.contacts.finger_touch;
@@ -56,19 +56,12 @@ impl SetDown {
         if !task.skill.sets_down() {
             return true;
         }
-        let now = goal_object(task).and_then(|o| s.objects.get(o));
+        let now = task.goal_object_index().and_then(|o| s.objects.get(o));
         match (self.last_hold_z_m, now) {
             (Some(z), Some(obj)) => z - obj.position_m().z <= MAX_DROP_M,
             _ => true,
         }
     }
-}
-
-fn goal_object(task: &TaskSpec) -> Option<usize> {
-    task.goal
-        .object
-        .as_deref()
-        .and_then(|n| task.object_index(n))
 }
 
 /// Weights of the dense reward terms.
@@ -154,15 +147,11 @@ pub struct Judge<'a> {
 
 impl<'a> Judge<'a> {
     fn object(&self) -> Option<usize> {
-        goal_object(self.task)
+        self.task.goal_object_index()
     }
 
     fn support(&self) -> Option<usize> {
-        self.task
-            .goal
-            .support
-            .as_deref()
-            .and_then(|n| self.task.object_index(n))
+        self.task.goal_support_index()
     }
 
     fn zone_center(&self) -> Option<Vector3<f64>> {

@@ -105,11 +105,7 @@ const ROT_TOL_RAD: f64 = 0.05;
 impl ScriptedPickPlace {
     pub fn new(info: &EpisodeInfo<'_>, scale: ActionScale) -> Self {
         let task = info.task.clone();
-        let object = task
-            .goal
-            .object
-            .as_deref()
-            .and_then(|n| task.object_index(n));
+        let object = task.goal_object_index();
         ScriptedPickPlace {
             robot: info.robot.clone(),
             world_from_root: info.world_from_root,
@@ -170,12 +166,7 @@ impl ScriptedPickPlace {
                 ))
             }
             SkillKind::Stack => {
-                let b = self
-                    .task
-                    .goal
-                    .support
-                    .as_deref()
-                    .and_then(|n| self.task.object_index(n))?;
+                let b = self.task.goal_support_index()?;
                 let base = iso_from_pose7(&obs.objects.get(b)?.world_from_object);
                 let base_half = half_height_m(&self.task.objects.get(b)?.kind);
                 Some(base.translation.vector + Vector3::new(0.0, 0.0, base_half + half))

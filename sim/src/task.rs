@@ -353,6 +353,14 @@ impl TaskSpec {
             .and_then(|n| self.object_index(n))
     }
 
+    /// The index of the object the goal rests on (stack's base, the pan), if the task names one.
+    pub fn goal_support_index(&self) -> Option<usize> {
+        self.goal
+            .support
+            .as_deref()
+            .and_then(|n| self.object_index(n))
+    }
+
     pub fn zone_index(&self, name: &str) -> Option<usize> {
         self.zones.iter().position(|z| z.name == name)
     }

@@ -308,23 +308,13 @@ impl PlanDistribution {
 /// lifts every variant to its own height; otherwise the zone centre, or 5 cm above the support
 /// object), and the object's yaw.
 pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
-    let object = task
-        .goal
-        .object
-        .as_deref()
-        .and_then(|n| task.object_index(n))
-        .and_then(|i| task.objects.get(i));
+    let object = task.goal_object_index().and_then(|i| task.objects.get(i));
     let zone = task
         .goal
         .zone
         .as_deref()
         .and_then(|n| task.zones.iter().find(|z| z.name == n));
-    let support = task
-        .goal
-        .support
-        .as_deref()
-        .and_then(|n| task.object_index(n))
-        .and_then(|i| task.objects.get(i));
+    let support = task.goal_support_index().and_then(|i| task.objects.get(i));
     let object_anchor = object.map(|o| Vector3::from(o.pose.xyz_m));
     let rest = object
         .filter(|_| task.skill.sets_down())

@@ -55,11 +55,7 @@ pub fn mutate(
     scale: &MutationScale,
     rng: &mut impl Rng,
 ) -> Option<TaskSpec> {
-    let goal = task
-        .goal
-        .object
-        .as_deref()
-        .and_then(|n| task.object_index(n));
+    let goal = task.goal_object_index();
     for _ in 0..16 {
         let mut t = task.clone();
         let top = t.table.top_z_m;
@@ -172,12 +168,7 @@ pub fn task_params(task: &TaskSpec, ranges: &TaskRanges) -> Vec<f64> {
             0.5
         }
     };
-    let goal = task
-        .goal
-        .object
-        .as_deref()
-        .and_then(|n| task.object_index(n))
-        .and_then(|i| task.objects.get(i));
+    let goal = task.goal_object_index().and_then(|i| task.objects.get(i));
     let mut p = match goal {
         Some(o) => {
             let size = family_size(&o.kind).map_or(0.5, |s| unit(s, &ranges.cube_size_m));
@@ -260,11 +251,7 @@ mod tests {
                 assert!(b.iter().all(|v| (0.0..=1.0).contains(v)));
                 assert_eq!(a.len(), b.len());
                 // Near its parent: the goal object moves a few σ at most (σ = 3 cm).
-                let goal = parent
-                    .goal
-                    .object
-                    .as_deref()
-                    .and_then(|n| parent.object_index(n));
+                let goal = parent.goal_object_index();
                 if let Some(i) = goal {
                     let (p, c) = (parent.objects[i].pose.xyz_m, child.objects[i].pose.xyz_m);
                     let d = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt();

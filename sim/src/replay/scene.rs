@@ -357,18 +357,11 @@ fn instruction_markdown(req: &ReplayRequest<'_>) -> String {
     md
 }
 
-/// The goal object's index, if the task names one.
-pub(super) fn goal_object(task: &TaskSpec) -> Option<usize> {
-    task.goal
-        .object
-        .as_deref()
-        .and_then(|n| task.object_index(n))
-}
-
 /// Where the outcome marker goes: the goal object at the end, else the TCP.
 pub(super) fn marker_position(e: &Episode) -> Vector3<f64> {
     let last = e.steps.last().map_or(&e.initial_state, |s| &s.state);
-    goal_object(&e.task)
+    e.task
+        .goal_object_index()
         .and_then(|i| last.objects.get(i))
         .map_or_else(|| last.ee_position_m(), |o| o.position_m())
 }
