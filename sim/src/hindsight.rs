@@ -6,7 +6,7 @@
 //! the task's own predicate and hold time and cut where that success is complete.
 
 use crate::episode::{Episode, Outcome};
-use crate::reward::{Judge, RewardWeights, SetDown};
+use crate::reward::{Handling, Judge, RewardWeights};
 use crate::task::{SkillKind, TaskSpec};
 
 /// Why an episode cannot be relabelled (for the caller's statistics).
@@ -85,11 +85,11 @@ pub fn relabel(
     // step); the episode ends on the step that completes it.
     let hold_steps = ((relabelled.goal.hold_s / control_dt_s).round() as usize).max(1);
     let mut held_since: Option<(usize, f64)> = None;
-    let mut set_down = SetDown::default();
+    let mut handling = Handling::default();
     let mut done = None;
     for (step, record) in episode.steps.iter().enumerate() {
-        set_down.observe(&relabelled, &record.state);
-        let success = judge.success(&record.state) && set_down.holds(&relabelled, &record.state);
+        handling.observe(&judge, &record.state);
+        let success = judge.success(&record.state) && handling.holds(&relabelled, &record.state);
         held_since = match (success, held_since) {
             (true, None) => Some((step, record.state.time_s)),
             (true, held) => held,

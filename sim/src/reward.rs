@@ -22,20 +22,23 @@ pub const MAX_DROP_M: f64 = 0.02;
 /// The gripper is opening when its opening (0 closed, 1 open) grew more than this in a step.
 const OPENING_EPS: f64 = 0.002;
 
-/// The goal object's height when the gripper last held it (every finger touching it, the gripper
-/// not opening), followed over an episode, for the skills that release it (place, stack): their
-/// success also needs the object set down. A hold, not any touch: a cube let go high up slides
-/// down one finger, or between both as they open, and leaves them near the table.
+/// How the gripper handled the goal object over an episode, for the rules a single state cannot
+/// judge. Place and stack release the object and must set it down: it may have fallen at most
+/// [`MAX_DROP_M`] since the gripper last held it (every finger touching it, the gripper not
+/// opening) — a hold, not any touch: a cube let go high up slides down one finger, or between
+/// both as they open, and leaves them near the table. Push slides the object: it fails once the
+/// gripper has carried it (grasped, off the table, [`Judge::grasped`]) at any step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct SetDown {
+pub struct Handling {
     last_hold_z_m: Option<f64>,
     last_opening: Option<f64>,
+    carried: bool,
 }
 
-impl SetDown {
+impl Handling {
     /// Takes in the state at the end of a step.
-    pub fn observe(&mut self, task: &TaskSpec, s: &PhysicsState) {
-        let Some(o) = task.goal_object_index() else {
+    pub fn observe(&mut self, judge: &Judge<'_>, s: &PhysicsState) {
+        let Some(o) = judge.task.goal_object_index() else {
             return;
         };
         let fingers = &s.contacts.finger_touch;
@@ -48,11 +51,15 @@ impl SetDown {
         if let (true, false, Some(obj)) = (touched, opening, s.objects.get(o)) {
             self.last_hold_z_m = Some(obj.position_m().z);
         }
+        self.carried |= judge.grasped(s, o);
     }
 
-    /// Whether `s` passes the set-down rule: the task releases nothing, or its object has
-    /// fallen at most [`MAX_DROP_M`] since the gripper last held it.
+    /// Whether `s` passes the episode's handling rules: a set-down skill's object has fallen at
+    /// most [`MAX_DROP_M`] since the gripper last held it; a push's was never carried.
     pub fn holds(&self, task: &TaskSpec, s: &PhysicsState) -> bool {
+        if task.skill == SkillKind::Push {
+            return !self.carried;
+        }
         if !task.skill.sets_down() {
             return true;
         }

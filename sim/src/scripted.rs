@@ -1,5 +1,6 @@
-//! A scripted pick-and-place controller through end-effector deltas (IK in the simulator):
-//! the reference that shows the simulator, the control path and the predicates work together.
+//! A scripted pick-and-place (and push) controller through end-effector deltas (IK in the
+//! simulator): the reference that shows the simulator, the control path and the predicates work
+//! together.
 //! It reads privileged object state. It is a test reference, never a data source for learning.
 
 use std::sync::Arc;
@@ -15,14 +16,16 @@ use crate::config::ActionScale;
 use crate::control::Action;
 use crate::episode::{Controller, EpisodeInfo};
 use crate::reward::half_height_m;
-use crate::state::{iso_from_pose7, Observation};
+use crate::state::{iso_from_pose7, ObjectState, Observation};
 use crate::task::{ObjectKind, SkillKind, TaskSpec};
 
-/// Phases of a pick-and-place.
+/// Phases of a pick-and-place; a push goes Approach, Descend (behind the object, fingers
+/// closed), Push, Retreat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Approach,
     Descend,
+    Push,
     Close,
     Lift,
     Carry,
@@ -93,6 +96,8 @@ pub struct ScriptedPickPlace {
     last_gripper: f64,
 }
 
+/// How far behind the object's side the closed fingers start a push (m).
+const PUSH_GAP_M: f64 = 0.02;
 /// Pre-grasp and carry clearance above the object (m).
 const CLEARANCE_M: f64 = 0.10;
 const POS_TOL_M: f64 = 0.006;
@@ -175,6 +180,37 @@ impl ScriptedPickPlace {
         }
     }
 
+    /// A push's two points, latched at the first step: the TCP behind the object on the line
+    /// from the zone's centre through it, and the same distance behind the zone's centre (where
+    /// the push ends with the object at the centre), both low enough for the closed fingers to
+    /// meet the object's side.
+    fn latch_push(&mut self, object: &ObjectState) {
+        let top = self.task.table.top_z_m;
+        let zone = self
+            .task
+            .goal
+            .zone
+            .as_deref()
+            .and_then(|n| self.task.zones.iter().find(|z| z.name == n));
+        let (Some(zone), Some(spec)) = (zone, self.object.and_then(|o| self.task.objects.get(o)))
+        else {
+            return;
+        };
+        let object_pose = iso_from_pose7(&object.world_from_object);
+        let start = object_pose.translation.vector;
+        let dir = (Vector3::new(zone.center_m[0], zone.center_m[1], start.z) - start)
+            .try_normalize(1e-9)
+            .unwrap_or_else(Vector3::x);
+        let (_, _, yaw) = object_pose.rotation.euler_angles();
+        self.grasp_yaw = Some(grasp_yaw(&spec.kind, yaw));
+        let behind =
+            dir * (spec.kind.half_extents_m()[0].max(spec.kind.half_extents_m()[1]) + PUSH_GAP_M);
+        let z = (start.z + 0.005).max(top + GRASP_MIN_HEIGHT_M);
+        let at = |p: Vector3<f64>| Vector3::new(p.x, p.y, z) - behind;
+        self.grasp_point = Some(at(start));
+        self.place_point = Some(at(Vector3::from(zone.center_m)));
+    }
+
     fn goal(&mut self, obs: &Observation, world_from_ee: &Isometry3<f64>) -> (Vector3<f64>, f64) {
         let top = self.task.table.top_z_m;
         if self.task.skill == SkillKind::Reach {
@@ -192,6 +228,9 @@ impl ScriptedPickPlace {
         let Some(object) = self.object.and_then(|o| obs.objects.get(o)) else {
             return (world_from_ee.translation.vector, 1.0);
         };
+        if self.grasp_point.is_none() && self.task.skill == SkillKind::Push {
+            self.latch_push(object);
+        }
         if self.grasp_point.is_none() {
             let object_pose = iso_from_pose7(&object.world_from_object);
             let (_, _, y) = object_pose.rotation.euler_angles();
@@ -213,9 +252,13 @@ impl ScriptedPickPlace {
         let p = self.grasp_point.unwrap_or(world_from_ee.translation.vector);
         let above = |v: Vector3<f64>, h: f64| Vector3::new(v.x, v.y, v.z + h);
         let place = self.place_point;
+        let pushes = self.task.skill == SkillKind::Push;
+        // A push keeps its fingers closed throughout: open, they would catch the object.
+        let open = if pushes { 0.0 } else { 1.0 };
         match self.phase {
-            Phase::Approach => (above(p, CLEARANCE_M), 1.0),
-            Phase::Descend => (p, 1.0),
+            Phase::Approach => (above(p, CLEARANCE_M), open),
+            Phase::Descend => (p, open),
+            Phase::Push => (place.unwrap_or(p), 0.0),
             Phase::Close => (p, 0.0),
             Phase::Lift => {
                 let h = match self.task.skill {
@@ -232,8 +275,8 @@ impl ScriptedPickPlace {
                 None => (world_from_ee.translation.vector, 0.0),
             },
             Phase::Lower => (place.map_or(p, |t| above(t, 0.004)), 0.0),
-            Phase::Release | Phase::Done => (world_from_ee.translation.vector, 1.0),
-            Phase::Retreat => (place.map_or(p, |t| above(t, CLEARANCE_M)), 1.0),
+            Phase::Release | Phase::Done => (world_from_ee.translation.vector, open),
+            Phase::Retreat => (place.map_or(p, |t| above(t, CLEARANCE_M)), open),
             Phase::Retry => (above(p, CLEARANCE_M), 1.0),
         }
     }
@@ -283,8 +326,11 @@ impl Controller for ScriptedPickPlace {
         self.phase_steps += 1;
         let t = self.phase_steps as f64 * self.control_dt_s;
         let places = self.task.skill.sets_down();
+        let pushes = self.task.skill == SkillKind::Push;
         let next = match self.phase {
             Phase::Approach if reached || t > 4.0 => Some(Phase::Descend),
+            Phase::Descend if (reached || t > 2.0) && pushes => Some(Phase::Push),
+            Phase::Push if reached || t > 6.0 => Some(Phase::Retreat),
             Phase::Descend if reached || t > 2.0 => Some(Phase::Close),
             Phase::Close if t >= 0.5 && obs.gripper_opening < EMPTY_GRIP_OPENING => {
                 Some(Phase::Retry)

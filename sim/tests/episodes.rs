@@ -87,6 +87,29 @@ fn scripted_controller_places_on_ur5e() {
 }
 
 #[test]
+fn scripted_controller_pushes_on_ur5e() {
+    let batch = run("ur5e", SkillKind::Push, 8, 2, 7);
+    // A push slides the cube: it never rises (a carried cube is no push, `reward::Handling`).
+    let rise_m: Vec<f64> = batch
+        .episodes
+        .iter()
+        .map(|e| {
+            let z0 = e.initial_state.objects[0].position_m().z;
+            e.steps
+                .iter()
+                .map(|s| s.state.objects[0].position_m().z - z0)
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    assert!(
+        batch.stats.success_rate >= 0.75,
+        "push success {}, highest rises {rise_m:.3?} m",
+        batch.stats.success_rate
+    );
+    assert!(rise_m.iter().all(|m| *m < 0.01), "{rise_m:?}");
+}
+
+#[test]
 fn scripted_controller_lifts_on_panda() {
     let batch = run("panda", SkillKind::Lift, 6, 2, 7);
     assert!(

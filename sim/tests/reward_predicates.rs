@@ -1,7 +1,7 @@
 //! Success predicates and reward terms on hand-set physics states.
 
 use sim::library::{sample_task, TaskRanges};
-use sim::reward::{Failure, Judge, RewardWeights, SetDown};
+use sim::reward::{Failure, Handling, Judge, RewardWeights};
 use sim::scene::contacts::ContactSummary;
 use sim::state::{ObjectState, PhysicsState};
 use sim::{SkillKind, TaskSpec};
@@ -261,7 +261,14 @@ fn penalties_for_table_contact_limits_and_energy() {
 #[test]
 fn a_place_is_a_set_down_not_a_drop() {
     let t = task(SkillKind::Place);
+    let w = RewardWeights::default();
     let start = t.objects[0].pose.xyz_m;
+    let initial = state(&t, [0.3, 0.0, 0.7]);
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
     let held_at = |dz: f64| {
         let mut s = state(&t, [start[0], start[1], start[2] + dz]);
         s.objects[0] = object_at([start[0], start[1], start[2] + dz]);
@@ -271,35 +278,71 @@ fn a_place_is_a_set_down_not_a_drop() {
     };
     let resting = state(&t, [start[0], start[1], start[2] + 0.1]);
     // Let go 1 cm up: set down.
-    let mut gentle = SetDown::default();
-    gentle.observe(&t, &held_at(0.01));
-    gentle.observe(&t, &resting);
+    let mut gentle = Handling::default();
+    gentle.observe(&judge, &held_at(0.01));
+    gentle.observe(&judge, &resting);
     assert!(gentle.holds(&t, &resting));
     // Let go 8 cm up: dropped, however still it comes to rest.
-    let mut dropped = SetDown::default();
-    dropped.observe(&t, &held_at(0.08));
-    dropped.observe(&t, &resting);
+    let mut dropped = Handling::default();
+    dropped.observe(&judge, &held_at(0.08));
+    dropped.observe(&judge, &resting);
     assert!(!dropped.holds(&t, &resting));
     // Let go 8 cm up, sliding down one finger to 1 cm up: still a drop (one finger is no hold).
-    let mut slid = SetDown::default();
-    slid.observe(&t, &held_at(0.08));
+    let mut slid = Handling::default();
+    slid.observe(&judge, &held_at(0.08));
     let mut sliding = held_at(0.01);
     sliding.contacts.finger_touch[1][0] = false;
-    slid.observe(&t, &sliding);
-    slid.observe(&t, &resting);
+    slid.observe(&judge, &sliding);
+    slid.observe(&judge, &resting);
     assert!(!slid.holds(&t, &resting));
     // Let go 8 cm up, sliding down between both fingers as they open: still a drop.
-    let mut opened = SetDown::default();
+    let mut opened = Handling::default();
     let mut closed = held_at(0.08);
     closed.gripper_opening = 0.4;
-    opened.observe(&t, &closed);
+    opened.observe(&judge, &closed);
     let mut opening = held_at(0.01);
     opening.gripper_opening = 0.6;
-    opened.observe(&t, &opening);
-    opened.observe(&t, &resting);
+    opened.observe(&judge, &opening);
+    opened.observe(&judge, &resting);
     assert!(!opened.holds(&t, &resting));
     // Never touched (nothing was let go) and skills that release nothing: no rule.
-    assert!(SetDown::default().holds(&t, &resting));
+    assert!(Handling::default().holds(&t, &resting));
     let lift = task(SkillKind::Lift);
     assert!(dropped.holds(&lift, &resting));
+}
+
+#[test]
+fn a_push_slides_the_cube_and_never_carries_it() {
+    let t = task(SkillKind::Push);
+    let w = RewardWeights::default();
+    let initial = state(&t, [0.3, 0.0, 0.7]);
+    let judge = Judge {
+        task: &t,
+        initial: &initial,
+        weights: &w,
+    };
+    let start = t.objects[0].pose.xyz_m;
+    let zone = t.zones[0].center_m;
+    let mut in_zone = initial.clone();
+    in_zone.objects[0] = object_at([zone[0], zone[1], start[2]]);
+    assert!(judge.success(&in_zone));
+    // Pushed along the table, the closed fingers against one face: a push.
+    let mut pushing = initial.clone();
+    pushing.objects[0] = object_at([start[0] + 0.02, start[1], start[2]]);
+    pushing.contacts.finger_touch[0][0] = true;
+    pushing.contacts.finger_touch[1][0] = true;
+    let mut slid = Handling::default();
+    for s in [&pushing, &in_zone] {
+        slid.observe(&judge, s);
+    }
+    assert!(slid.holds(&t, &in_zone));
+    // Picked up, carried and set down in the zone: a place, not a push.
+    let mut carried_state = pushing.clone();
+    carried_state.objects[0] = object_at([start[0], start[1], start[2] + 0.03]);
+    carried_state.contacts.object_on_table[0] = false;
+    let mut carried = Handling::default();
+    for s in [&carried_state, &in_zone] {
+        carried.observe(&judge, s);
+    }
+    assert!(!carried.holds(&t, &in_zone));
 }

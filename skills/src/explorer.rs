@@ -332,6 +332,22 @@ pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
     (first, second, object.map_or(0.0, |o| o.pose.rpy_rad[2]))
 }
 
+/// The yaw of the frame a plan's keyframe offsets are given in (rad): for a push, the direction
+/// from the object's start to the zone's centre, so that one plan ("behind the cube, then
+/// through it towards the zone") pushes every variant whichever way its zone lies; otherwise 0
+/// (the world frame: a grasp or a carry goes to its anchors whatever their direction).
+pub fn plan_frame_yaw(task: &TaskSpec) -> f64 {
+    if task.skill != SkillKind::Push {
+        return 0.0;
+    }
+    let (object, zone, _) = plan_anchors(task);
+    let d = zone - object;
+    if d.xy().norm() < 1e-9 {
+        return 0.0;
+    }
+    d.y.atan2(d.x)
+}
+
 /// Where `object`'s centre rests once set down on the table in `zone`, or on top of `support`.
 fn rest_at_target(
     task: &TaskSpec,

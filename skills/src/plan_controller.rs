@@ -13,14 +13,14 @@
 
 use std::sync::Arc;
 
-use nalgebra::Vector3;
+use nalgebra::{Rotation3, Vector3};
 use robots::Manipulator;
 use sim::config::ActionScale;
 use sim::scripted::{ee_delta_action, top_down_error};
 use sim::state::{iso_from_pose7, Observation};
 use sim::{Action, Controller, EpisodeInfo};
 
-use crate::explorer::{plan_anchors, GRIPPER_THRESHOLD, PER_KEYFRAME};
+use crate::explorer::{plan_anchors, plan_frame_yaw, GRIPPER_THRESHOLD, PER_KEYFRAME};
 
 /// A transit leg ends when the TCP is this close to its waypoint (m).
 const TRANSIT_TOLERANCE_M: f64 = 0.015;
@@ -67,6 +67,7 @@ pub struct PlanController {
 impl PlanController {
     pub fn new(info: &EpisodeInfo<'_>, params: &[f64], segment_s: f64, scale: ActionScale) -> Self {
         let (first, second, object_yaw) = plan_anchors(info.task);
+        let frame = Rotation3::from_axis_angle(&Vector3::z_axis(), plan_frame_yaw(info.task));
         let k = params.len() / PER_KEYFRAME;
         let quarter = std::f64::consts::FRAC_PI_2;
         let base_yaw = object_yaw - (object_yaw / quarter).round() * quarter;
@@ -76,7 +77,7 @@ impl PlanController {
                 let p = &params[i * PER_KEYFRAME..][..PER_KEYFRAME];
                 let anchor = if 2 * i < k { first } else { second };
                 let gripper = if p[3] > GRIPPER_THRESHOLD { 1.0 } else { 0.0 };
-                (anchor + Vector3::new(p[0], p[1], p[2]), gripper)
+                (anchor + frame * Vector3::new(p[0], p[1], p[2]), gripper)
             })
             .collect();
         // A carrying skill's carry height: its lift height above the object's start.

@@ -330,3 +330,33 @@ fn a_lift_search_from_a_grasp_plan_starts_held_at_the_goal() {
     assert_eq!(as_is, 0);
     assert!(held >= 7, "{held}/8");
 }
+
+#[test]
+fn a_push_plan_pushes_each_variant_towards_its_own_zone() {
+    // Keyframe offsets of a push are in the frame that points from the cube to its zone
+    // (`explorer::plan_frame_yaw`), so one plan pushes whichever way the zone lies: 8 cm behind
+    // the cube, fingers closed; 4 cm behind it; 4 cm behind the zone's centre (the cube ahead
+    // of the fingers, in the zone); back and up.
+    let plan = vec![
+        -0.08, 0.0, 0.01, 0.0, //
+        -0.045, 0.0, 0.01, 0.0, //
+        -0.045, 0.0, 0.01, 0.0, //
+        -0.10, 0.0, 0.06, 0.0, //
+        0.0,
+    ];
+    let episodes = run_plan("push", &plan, 3);
+    let successes = episodes.iter().filter(|e| e.outcome.success).count();
+    let rise_m: Vec<f64> = episodes
+        .iter()
+        .map(|e| {
+            let z0 = e.initial_state.objects[0].position_m().z;
+            e.steps
+                .iter()
+                .map(|s| s.state.objects[0].position_m().z - z0)
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    eprintln!("push plan: {successes}/8 successes, highest rise {rise_m:.3?} m");
+    assert!(successes >= 5, "{successes}/8");
+    assert!(rise_m.iter().all(|m| *m < 0.01), "{rise_m:?}");
+}

@@ -10,7 +10,7 @@ use super::{Episode, EpisodeInfo, Outcome, StepRecord};
 use crate::config::SimConfig;
 use crate::control::Action;
 use crate::error::Result;
-use crate::reward::{Judge, SetDown};
+use crate::reward::{Handling, Judge};
 use crate::scene::Scene;
 use crate::state::{Observation, PhysicsState};
 use crate::task::TaskSpec;
@@ -32,7 +32,7 @@ pub struct EpisodeStepper {
     max_steps: usize,
     hold_steps: usize,
     held_since: Option<(usize, f64)>,
-    set_down: SetDown,
+    handling: Handling,
     /// Physics steps already taken in the current control period.
     substep: usize,
     done: bool,
@@ -75,7 +75,7 @@ impl EpisodeStepper {
             max_steps,
             hold_steps: (task.goal.hold_s / dt).round() as usize,
             held_since: None,
-            set_down: SetDown::default(),
+            handling: Handling::default(),
             substep: 0,
             done: max_steps == 0,
         })
@@ -193,9 +193,9 @@ impl EpisodeStepper {
         crate::throughput::count_control_period(self.config.substeps());
         let invalid = self.scene.health_problem(&state);
         let failure = judge.failure(&state);
-        self.set_down.observe(&self.task, &state);
+        self.handling.observe(&judge, &state);
         let success_now =
-            invalid.is_none() && judge.success(&state) && self.set_down.holds(&self.task, &state);
+            invalid.is_none() && judge.success(&state) && self.handling.holds(&self.task, &state);
         self.observation = self.scene.observe(&state, !self.config.cameras.is_empty());
         self.steps.push(StepRecord {
             action,
