@@ -162,12 +162,7 @@ impl<'a> Judge<'a> {
     }
 
     fn zone_center(&self) -> Option<Vector3<f64>> {
-        let z = self
-            .task
-            .goal
-            .zone
-            .as_deref()
-            .and_then(|n| self.task.zones.iter().find(|z| z.name == n))?;
+        let z = self.task.goal_zone()?;
         Some(Vector3::from(z.center_m))
     }
 
@@ -206,13 +201,7 @@ impl<'a> Judge<'a> {
 
     /// Object `o` is inside the goal zone's footprint and resting on the table.
     fn in_zone(&self, s: &PhysicsState, o: usize) -> bool {
-        let Some(zone) = self
-            .task
-            .goal
-            .zone
-            .as_deref()
-            .and_then(|n| self.task.zones.iter().find(|z| z.name == n))
-        else {
+        let Some(zone) = self.task.goal_zone() else {
             return false;
         };
         let Some(obj) = s.objects.get(o) else {

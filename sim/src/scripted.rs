@@ -158,12 +158,7 @@ impl ScriptedPickPlace {
         let half = half_height_m(&self.task.objects.get(o)?.kind);
         match self.task.skill {
             SkillKind::Place => {
-                let zone = self
-                    .task
-                    .goal
-                    .zone
-                    .as_deref()
-                    .and_then(|n| self.task.zones.iter().find(|z| z.name == n))?;
+                let zone = self.task.goal_zone()?;
                 Some(Vector3::new(
                     zone.center_m[0],
                     zone.center_m[1],
@@ -186,12 +181,7 @@ impl ScriptedPickPlace {
     /// meet the object's side.
     fn latch_push(&mut self, object: &ObjectState) {
         let top = self.task.table.top_z_m;
-        let zone = self
-            .task
-            .goal
-            .zone
-            .as_deref()
-            .and_then(|n| self.task.zones.iter().find(|z| z.name == n));
+        let zone = self.task.goal_zone();
         let (Some(zone), Some(spec)) = (zone, self.object.and_then(|o| self.task.objects.get(o)))
         else {
             return;
@@ -214,12 +204,7 @@ impl ScriptedPickPlace {
     fn goal(&mut self, obs: &Observation, world_from_ee: &Isometry3<f64>) -> (Vector3<f64>, f64) {
         let top = self.task.table.top_z_m;
         if self.task.skill == SkillKind::Reach {
-            let zone = self
-                .task
-                .goal
-                .zone
-                .as_deref()
-                .and_then(|n| self.task.zones.iter().find(|z| z.name == n));
+            let zone = self.task.goal_zone();
             let c = zone.map_or(world_from_ee.translation.vector, |z| {
                 Vector3::from(z.center_m)
             });

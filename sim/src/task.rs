@@ -361,6 +361,14 @@ impl TaskSpec {
             .and_then(|n| self.object_index(n))
     }
 
+    /// The zone the goal names, if the task has it.
+    pub fn goal_zone(&self) -> Option<&ZoneSpec> {
+        self.goal
+            .zone
+            .as_deref()
+            .and_then(|n| self.zones.iter().find(|z| z.name == n))
+    }
+
     pub fn zone_index(&self, name: &str) -> Option<usize> {
         self.zones.iter().position(|z| z.name == name)
     }

@@ -86,12 +86,7 @@ fn main() {
     // Where the object ended relative to the goal zone (place / push): offset (m) and half extent.
     for (i, r) in runs.iter().enumerate() {
         let e = &r.episode;
-        let zone = e
-            .task
-            .goal
-            .zone
-            .as_deref()
-            .and_then(|n| e.task.zones.iter().find(|z| z.name == n));
+        let zone = e.task.goal_zone();
         let object = e.task.goal_object_index();
         if let (Some(z), Some(k), Some(last)) = (zone, object, e.steps.last()) {
             let p = last.state.objects[k].position_m();

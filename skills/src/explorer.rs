@@ -309,11 +309,7 @@ impl PlanDistribution {
 /// object), and the object's yaw.
 pub fn plan_anchors(task: &TaskSpec) -> (Vector3<f64>, Vector3<f64>, f64) {
     let object = task.goal_object_index().and_then(|i| task.objects.get(i));
-    let zone = task
-        .goal
-        .zone
-        .as_deref()
-        .and_then(|n| task.zones.iter().find(|z| z.name == n));
+    let zone = task.goal_zone();
     let support = task.goal_support_index().and_then(|i| task.objects.get(i));
     let object_anchor = object.map(|o| Vector3::from(o.pose.xyz_m));
     let rest = object

@@ -136,12 +136,7 @@ fn clear_of_others(t: &TaskSpec, goal: Option<usize>, min_sep: f64) -> bool {
     if let Some(g) = goal.and_then(|i| t.objects.get(i)) {
         keep_apart.push(xy(g.pose.xyz_m));
     }
-    if let Some(z) = t
-        .goal
-        .zone
-        .as_deref()
-        .and_then(|n| t.zones.iter().find(|z| z.name == n))
-    {
+    if let Some(z) = t.goal_zone() {
         keep_apart.push(xy(z.center_m));
     }
     let others: Vec<[f64; 2]> = t
@@ -183,12 +178,7 @@ pub fn task_params(task: &TaskSpec, ranges: &TaskRanges) -> Vec<f64> {
         }
         None => vec![0.5; 6],
     };
-    match task
-        .goal
-        .zone
-        .as_deref()
-        .and_then(|n| task.zones.iter().find(|z| z.name == n))
-    {
+    match task.goal_zone() {
         Some(z) => p.extend([
             unit(z.center_m[0], &ranges.object_x_m),
             unit(z.center_m[1], &ranges.object_y_m),

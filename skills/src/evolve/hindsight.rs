@@ -14,17 +14,13 @@ use crate::tree::Skill;
 pub fn drawable(skill: &Skill) -> impl Fn(&sim::TaskSpec, [f64; 2]) -> bool + '_ {
     let ranges = &skill.ranges;
     move |task, start_xy_m| {
-        task.goal
-            .zone
-            .as_deref()
-            .and_then(|n| task.zones.iter().find(|z| z.name == n))
-            .is_some_and(|z| {
-                let [x, y, _] = z.center_m;
-                let separation_m = (x - start_xy_m[0]).hypot(y - start_xy_m[1]);
-                (ranges.object_x_m.lo..=ranges.object_x_m.hi).contains(&x)
-                    && (ranges.object_y_m.lo..=ranges.object_y_m.hi).contains(&y)
-                    && separation_m >= ranges.min_separation_m
-            })
+        task.goal_zone().is_some_and(|z| {
+            let [x, y, _] = z.center_m;
+            let separation_m = (x - start_xy_m[0]).hypot(y - start_xy_m[1]);
+            (ranges.object_x_m.lo..=ranges.object_x_m.hi).contains(&x)
+                && (ranges.object_y_m.lo..=ranges.object_y_m.hi).contains(&y)
+                && separation_m >= ranges.min_separation_m
+        })
     }
 }
 
