@@ -77,7 +77,8 @@ pub struct ScriptedPickPlace {
     task: TaskSpec,
     robot: Arc<Manipulator>,
     world_from_root: Isometry3<f64>,
-    /// Where the object is grasped and where it goes, latched at the first step.
+    /// Where the object is grasped and where it goes, latched at the first step (a push: where
+    /// the closed fingers start behind it and where they end, `latch_push`).
     grasp_point: Option<Vector3<f64>>,
     place_point: Option<Vector3<f64>>,
     scale: ActionScale,
